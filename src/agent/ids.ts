@@ -1,0 +1,25 @@
+const hex = (bytes: number) => {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  let s = "";
+  for (const x of b) s += x.toString(16).padStart(2, "0");
+  return s;
+};
+
+export const newUuid = () => crypto.randomUUID();
+export const itemId = () => `item_${hex(16)}`;
+export const callId = () => `call_${hex(16)}`;
+
+const uuidHex = (uuid: string) => uuid.replaceAll("-", "");
+const hexUuid = (h: string) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+
+/** `resp_` + the response UUID's 32 hex digits + the thread UUID's 32 hex digits. */
+export function responseId(responseUuid: string, threadUuid: string): string {
+  return `resp_${uuidHex(responseUuid)}${uuidHex(threadUuid)}`;
+}
+
+const RESPONSE_ID = /^resp_[0-9a-f]{64}$/;
+
+/** The thread UUID embedded in a response id, or undefined when the id is malformed. */
+export function threadOfResponse(id: string): string | undefined {
+  return RESPONSE_ID.test(id) ? hexUuid(id.slice(37)) : undefined;
+}

@@ -1,0 +1,36 @@
+import { Type, type Static } from "@sinclair/typebox";
+
+/** Items of a conversation as stored: what the agent loop reads back as history. */
+export const MessageItem = Type.Object({
+  type: Type.Literal("message"),
+  id: Type.String(),
+  role: Type.Union([Type.Literal("user"), Type.Literal("assistant")]),
+  content: Type.String(),
+});
+
+export const FunctionCallItem = Type.Object({
+  type: Type.Literal("function_call"),
+  id: Type.String(),
+  call_id: Type.String(),
+  name: Type.String(),
+  arguments: Type.String(),
+  /** true for a caller-supplied tool (returned to the caller), false for a built-in. */
+  external: Type.Boolean(),
+});
+
+export const FunctionCallOutputItem = Type.Object({
+  type: Type.Literal("function_call_output"),
+  id: Type.String(),
+  call_id: Type.String(),
+  output: Type.String(),
+});
+
+export const ConversationItem = Type.Union([MessageItem, FunctionCallItem, FunctionCallOutputItem]);
+
+export type MessageItem = Static<typeof MessageItem>;
+export type FunctionCallItem = Static<typeof FunctionCallItem>;
+export type FunctionCallOutputItem = Static<typeof FunctionCallOutputItem>;
+export type ConversationItem = Static<typeof ConversationItem>;
+
+/** A tool call the model asked for, not yet run or returned. */
+export type PendingCall = { call_id: string; name: string; arguments: string };

@@ -1,0 +1,260 @@
+import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../errors";
+import type { Llm } from "../llm/types";
+import { commitTurn, getGate, getThread, loadItems, type Gate } from "../store/conversations";
+import type { Db } from "../store/db";
+import type { ToolRegistry } from "../tools/registry";
+import type { ExternalTool } from "../tools/tool";
+import { itemId, newUuid, responseId } from "./ids";
+import type { ConversationItem } from "./items";
+import { agentLoop, type AgentEvent } from "./loop";
+import { systemPrompt, type IdentitySource } from "./prompt";
+import { ThreadLocks } from "./thread-locks";
+
+export interface AgentDeps {
+  db: Db;
+  llm: Llm;
+  tools: ToolRegistry;
+  identity: IdentitySource;
+  maxSteps: number;
+}
+
+export interface TurnRequest {
+  userId: string;
+  /** Continue this thread; undefined starts a new one. */
+  threadId?: string;
+  messages: { role: "user" | "assistant"; content: string }[];
+  toolOutputs: { call_id: string; output: string }[];
+  /** Caller tools for the thread; undefined keeps the catalog the thread already has. */
+  externalTools?: ExternalTool[];
+  /** What the response reports as its model. */
+  model: string;
+  /** Cancel the turn when it runs longer than this. */
+  timeoutMs?: number;
+}
+
+export interface TurnResult {
+  id: string;
+  threadId: string;
+  createdAt: number;
+  model: string;
+  status: "completed" | "failed";
+  error: { code: TurnErrorCode; message: string } | null;
+  /** The items this turn produced (inputs included). */
+  items: ConversationItem[];
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+interface Inflight {
+  controller: AbortController;
+  userId: string;
+  finished: Promise<TurnResult>;
+}
+
+export interface Turn {
+  id: string;
+  threadId: string;
+  createdAt: number;
+  /** Runs the turn; yields the loop's events and returns the committed result. */
+  run(): AsyncGenerator<AgentEvent, TurnResult>;
+}
+
+export class Agent {
+  readonly #locks = new ThreadLocks();
+  readonly #inflight = new Map<string, Inflight>();
+
+  constructor(readonly deps: AgentDeps) {}
+
+  /**
+   * Checks the request against the thread's state and returns a turn ready to run. Invalid
+   * requests throw InvalidRequest and change nothing. The thread stays locked until the turn
+   * has run, so a second request on it waits for the first.
+   */
+  async begin(req: TurnRequest): Promise<Turn> {
+    const threadId = req.threadId ?? newUuid();
+    const id = responseId(newUuid(), threadId);
+    const createdAt = Math.floor(Date.now() / 1000);
+    const base = { id, threadId, createdAt, model: req.model };
+    if (!req.threadId) return this.#turn(req, base, { isNew: true, history: [], gate: undefined, tools: undefined }, () => {});
+
+    const release = await this.#locks.acquire(threadId);
+    try {
+      const thread = await getThread(this.deps.db, threadId);
+      if (!thread || thread.userId !== req.userId) {
+        release();
+        return notFoundTurn(base);
+      }
+      const gate = await getGate(this.deps.db, threadId);
+      checkResume(req, gate);
+      const history = await loadItems(this.deps.db, threadId);
+      const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : undefined;
+      return this.#turn(req, base, { isNew: false, history, gate, tools }, release);
+    } catch (e) {
+      release();
+      throw e;
+    }
+  }
+
+  /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */
+  cancel(responseId: string, userId: string): Promise<TurnResult> | undefined {
+    const turn = this.#inflight.get(responseId);
+    if (!turn || turn.userId !== userId) return undefined;
+    turn.controller.abort(new TurnError("cancelled", "The response was cancelled."));
+    return turn.finished;
+  }
+
+  /** Cancels every running turn and waits until each has stored its result (shutdown). */
+  async cancelAll(reason: string): Promise<void> {
+    const running = [...this.#inflight.values()];
+    for (const t of running) t.controller.abort(new TurnError("cancelled", reason));
+    await Promise.allSettled(running.map((t) => t.finished));
+  }
+
+  /** Resolves when the turns running now have all finished. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#inflight.values()].map((t) => t.finished));
+  }
+
+  #turn(
+    req: TurnRequest,
+    base: { id: string; threadId: string; createdAt: number; model: string },
+    state: { isNew: boolean; history: ConversationItem[]; gate: Gate | undefined; tools: ExternalTool[] | undefined },
+    release: () => void,
+  ): Turn {
+    const { deps } = this;
+    const inflight = this.#inflight;
+    return {
+      ...base,
+      async *run() {
+        const controller = new AbortController();
+        let settle!: (r: TurnResult) => void;
+        let fail!: (e: unknown) => void;
+        const finished = new Promise<TurnResult>((res, rej) => ((settle = res), (fail = rej)));
+        finished.catch(() => {});
+        inflight.set(base.id, { controller, userId: req.userId, finished });
+        const timer = req.timeoutMs
+          ? setTimeout(
+              () => controller.abort(new TurnError("turn_timeout", `The turn took longer than ${req.timeoutMs! / 1000} s. Use stream: true for long work.`)),
+              req.timeoutMs,
+            )
+          : undefined;
+        const produced: ConversationItem[] = [
+          ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
+          ...req.messages.map((m) => ({ type: "message" as const, id: itemId(), ...m })),
+        ];
+        const usage = { inputTokens: 0, outputTokens: 0 };
+        const external = req.externalTools ?? state.tools ?? [];
+        let error: TurnResult["error"] = null;
+        let gate: Gate | null = null;
+        try {
+          const loop = agentLoop({
+            llm: deps.llm,
+            tools: deps.tools,
+            external,
+            system: systemPrompt(await deps.identity(req.userId)),
+            history: state.history,
+            pending: state.gate?.pending ?? [],
+            maxSteps: deps.maxSteps,
+            ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
+            produced,
+          });
+          for (;;) {
+            const next = await loop.next();
+            if (next.done) {
+              if (next.value.kind === "paused") {
+                gate = { kind: "external_tool", callId: next.value.call.call_id, responseId: base.id, pending: next.value.pending };
+              }
+              break;
+            }
+            if (next.value.type === "usage") {
+              usage.inputTokens += next.value.inputTokens;
+              usage.outputTokens += next.value.outputTokens;
+            }
+            yield next.value;
+          }
+        } catch (e) {
+          const reason = controller.signal.aborted ? controller.signal.reason : e;
+          error =
+            reason instanceof TurnError
+              ? { code: reason.code, message: reason.message }
+              : { code: "llm_error", message: `The turn failed: ${(reason as Error)?.message ?? String(reason)}` };
+        } finally {
+          clearTimeout(timer);
+        }
+        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, usage };
+        try {
+          await commitTurn(deps.db, {
+            thread: { id: base.threadId, userId: req.userId, isNew: state.isNew, tools: external.length ? external : null, title: titleOf(req) },
+            response: {
+              id: base.id,
+              status: result.status,
+              model: base.model,
+              error: error ? JSON.stringify(error) : null,
+              inputTokens: usage.inputTokens,
+              outputTokens: usage.outputTokens,
+              costMicroUsd: 0,
+              createdAt: base.createdAt,
+            },
+            items: produced.map((item, i) => ({ seq: state.history.length + i, item })),
+            gate,
+          });
+        } catch (e) {
+          const failure = new Unavailable(`The database could not store the turn: ${(e as Error).message}`);
+          fail(failure);
+          throw failure;
+        } finally {
+          inflight.delete(base.id);
+          release();
+        }
+        settle(result);
+        return result;
+      },
+    };
+  }
+}
+
+function checkResume(req: TurnRequest, gate: Gate | undefined): void {
+  if (req.toolOutputs.length === 0) {
+    if (gate?.kind === "external_tool") {
+      throw new InvalidRequest(
+        `This thread is waiting for the output of call ${gate.callId}; send a function_call_output item with that call_id first.`,
+      );
+    }
+    if (gate) throw new InvalidRequest(gateElsewhere(gate));
+    return;
+  }
+  if (!gate) throw new InvalidRequest("No tool call is waiting for output on this thread.");
+  if (gate.kind !== "external_tool") throw new InvalidRequest(gateElsewhere(gate));
+  if (req.toolOutputs.length > 1) {
+    throw new InvalidRequest(`Only one function_call_output is expected: the thread waits for call ${gate.callId}.`);
+  }
+  const got = req.toolOutputs[0]!.call_id;
+  if (got !== gate.callId) {
+    throw new InvalidRequest(`call_id ${JSON.stringify(got)} does not match the pending call ${gate.callId}.`);
+  }
+}
+
+function gateElsewhere(gate: Gate): string {
+  return `This thread waits on a pending ${gate.kind} gate; resolve it in the web UI or another channel first.`;
+}
+
+function titleOf(req: TurnRequest): string | undefined {
+  const text = req.messages.findLast((m) => m.role === "user")?.content;
+  return text ? text.replace(/\s+/g, " ").trim().slice(0, 80) : undefined;
+}
+
+/** A previous response that is unknown or someone else's: a failed turn that reveals nothing. */
+function notFoundTurn(base: { id: string; threadId: string; createdAt: number; model: string }): Turn {
+  return {
+    ...base,
+    // eslint-disable-next-line require-yield
+    async *run() {
+      return {
+        ...base,
+        status: "failed",
+        error: { code: "not_found", message: "previous_response_id does not name a response of yours." },
+        items: [],
+        usage: { inputTokens: 0, outputTokens: 0 },
+      };
+    },
+  };
+}

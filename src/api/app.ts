@@ -1,0 +1,30 @@
+import { Elysia } from "elysia";
+import { adminRoutes } from "./admin/users";
+import { envelope, errorResponse } from "./envelope";
+import { MAX_BODY_BYTES } from "./body";
+import { proxyRoutes } from "./proxy";
+import { responsesRoutes } from "./responses/routes";
+import type { Services } from "./services";
+import { statusRoutes } from "./status";
+
+/** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
+export function createApp(s: Services) {
+  return new Elysia()
+    .onRequest(({ request }) => {
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
+        return envelope(413, "Request body is larger than 14 MiB", "invalid_request_error", "payload_too_large");
+      }
+    })
+    .onError({ as: "global" }, ({ code, error }) => {
+      if (code === "NOT_FOUND") return envelope(404, "No such route.", "not_found_error");
+      if (code === "PARSE") return envelope(400, "The request body is not valid JSON.", "invalid_request_error");
+      if (code === "VALIDATION") return envelope(400, (error as Error).message, "invalid_request_error");
+      return errorResponse(error, s.log);
+    })
+    .use(statusRoutes(s))
+    .use(responsesRoutes(s))
+    .use(adminRoutes(s))
+    .use(proxyRoutes(s));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,25 @@
+import { AuthFailure, RateLimited, ServiceError } from "../errors";
+
+/** The one place errors become HTTP: plain text for auth failures, the JSON envelope otherwise. */
+export function errorResponse(error: unknown, log: (msg: string) => void = console.error): Response {
+  if (error instanceof AuthFailure) {
+    return new Response(error.message, { status: error.status, headers: { "content-type": "text/plain; charset=utf-8" } });
+  }
+  if (error instanceof ServiceError) {
+    const headers: Record<string, string> = {};
+    if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterS);
+    return envelope(error.status, error.message, error.type, error.code, headers);
+  }
+  log(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  return envelope(500, "Internal server error", "server_error", null);
+}
+
+export function envelope(
+  status: number,
+  message: string,
+  type: string,
+  code: string | null = null,
+  headers: Record<string, string> = {},
+): Response {
+  return Response.json({ error: { message, type, code } }, { status, headers });
+}

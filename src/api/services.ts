@@ -1,0 +1,23 @@
+import type { Agent } from "../agent/turns";
+import type { Authenticator } from "../auth/principal";
+import type { RateLimiter } from "../auth/rate-limit";
+import type { Config } from "../config/schema";
+import type { Llm } from "../llm/types";
+import type { Db } from "../store/db";
+import type { ToolRegistry } from "../tools/registry";
+
+/** What the HTTP features are given; they never reach further than this. */
+export interface Services {
+  config: Config;
+  db: Db;
+  llm: Llm;
+  tools: ToolRegistry;
+  agent: Agent;
+  auth: Authenticator;
+  /** Shared by Responses POST and /api/chat/send. */
+  turnLimiter: RateLimiter;
+  version: string;
+  startedAt: number;
+  channels: { gateway: boolean; webhook: boolean; tui: boolean };
+  log: (message: string) => void;
+}

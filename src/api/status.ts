@@ -1,0 +1,17 @@
+import { Elysia } from "elysia";
+import { requireAuth } from "./auth";
+import type { Services } from "./services";
+
+export function statusRoutes(s: Services) {
+  return new Elysia({ name: "status" })
+    .get("/health", () => ({ status: "ok" }))
+    .use(requireAuth(s))
+    .get("/api/status", () => ({
+      status: "ok",
+      version: s.version,
+      uptime_s: Math.floor((Date.now() - s.startedAt) / 1000),
+      llm: { configured: s.llm.configured, model: s.llm.model ?? null },
+      channels: s.channels,
+      revision: s.config.responses.revision,
+    }));
+}

@@ -1,0 +1,15 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** A fresh secret: 32 random bytes as hex, with an optional recognisable prefix. */
+export function newToken(prefix = ""): string {
+  return prefix + randomBytes(32).toString("hex");
+}
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** Constant-time equality of two strings (hashed first so lengths never leak). */
+export function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
+}

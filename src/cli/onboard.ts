@@ -1,0 +1,172 @@
+import * as p from "@clack/prompts";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { newToken } from "../auth/tokens";
+import { databaseUrl, ensureHome, loadConfig, readConfigFile, servicePaths, writeConfigFile, type Env } from "../config/load";
+import type { ConfigLayer } from "../config/schema";
+import { ConfigError } from "../errors";
+import { openAiLlm } from "../llm/openai";
+import { openDatabase } from "../store/db";
+import { ensureOwner } from "../store/users";
+import { parseFlags } from "./args";
+import { ONBOARD_USAGE } from "./usage";
+
+const OLLAMA_URL = "http://127.0.0.1:11434/v1";
+const CHECK_TIMEOUT_MS = 5_000;
+
+interface LlmChoice {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+}
+
+export async function onboard(argv: string[]): Promise<number> {
+  const f = parseFlags(
+    argv,
+    {
+      "non-interactive": { type: "boolean" },
+      force: { type: "boolean" },
+      "llm-base-url": { type: "string" },
+      "llm-api-key": { type: "string" },
+      "llm-model": { type: "string" },
+      "skip-check": { type: "boolean" },
+      home: { type: "string" },
+    },
+    ONBOARD_USAGE,
+  );
+  if (f.help) {
+    process.stdout.write(ONBOARD_USAGE);
+    return 0;
+  }
+  const env: Env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
+  const paths = servicePaths(env);
+  if (existsSync(paths.config) && !f.force) {
+    process.stdout.write(`Already onboarded: ${paths.config} exists. Run \`service onboard --force\` to do it again.\n`);
+    return 0;
+  }
+  const current = loadConfig(paths, env);
+  const given: LlmChoice = {
+    baseUrl: (f["llm-base-url"] as string | undefined) ?? current.llm.baseUrl,
+    apiKey: (f["llm-api-key"] as string | undefined) ?? current.llm.apiKey,
+    model: (f["llm-model"] as string | undefined) ?? current.llm.model,
+  };
+  const interactive = !f["non-interactive"] && process.stdin.isTTY && process.stdout.isTTY;
+
+  let llm: LlmChoice;
+  if (interactive) {
+    const chosen = await askLlm(given);
+    if (!chosen) return 1;
+    llm = chosen;
+  } else {
+    llm = given;
+    if (llm.baseUrl && !f["skip-check"]) {
+      const check = await checkEndpoint(llm);
+      if (!check.ok) throw new ConfigError(`the LLM endpoint ${llm.baseUrl} did not answer GET /models: ${check.error}`);
+      if (llm.model && check.models.length && !check.models.includes(llm.model)) {
+        process.stdout.write(`note: ${llm.baseUrl} does not list the model ${llm.model}; using it anyway\n`);
+      }
+    }
+  }
+
+  ensureHome(paths);
+  const layer: ConfigLayer = { ...readConfigFile(paths), llm: clean(llm) };
+  writeConfigFile(paths, layer);
+  const config = loadConfig(paths, env);
+  const database = await openDatabase(databaseUrl(config, paths), config.database.authToken);
+  await ensureOwner(database.db);
+  database.close();
+
+  let token = existsSync(paths.token) ? readFileSync(paths.token, "utf8").trim() : "";
+  if (!token) {
+    token = newToken();
+    writeFileSync(paths.token, token + "\n", { mode: 0o600 });
+  }
+  chmodSync(paths.token, 0o600);
+
+  const base = `http://${config.gateway.host}:${config.gateway.port}`;
+  const summary = [
+    `Service home: ${paths.home}`,
+    `LLM: ${llm.model ? `${llm.model} at ${llm.baseUrl ?? "the OpenAI API"}` : "not configured yet (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL)"}`,
+    `Instance token: ${paths.token}`,
+    `Start it with: service serve`,
+    `Then sign in at: ${base}/login?token=${token}`,
+  ];
+  if (interactive) {
+    p.note(summary.join("\n"), "Ready");
+    p.outro("Onboarding done.");
+  } else {
+    process.stdout.write(summary.join("\n") + "\n");
+  }
+  return 0;
+}
+
+const clean = (c: LlmChoice): LlmChoice =>
+  Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined && v !== "")) as LlmChoice;
+
+async function checkEndpoint(c: LlmChoice): Promise<{ ok: true; models: string[] } | { ok: false; error: string }> {
+  try {
+    const models = await openAiLlm({ ...c, model: c.model ?? "probe" }).listModels(AbortSignal.timeout(CHECK_TIMEOUT_MS));
+    return { ok: true, models };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}
+
+async function ollamaAnswers(): Promise<boolean> {
+  try {
+    const res = await fetch(`${OLLAMA_URL}/models`, { signal: AbortSignal.timeout(700) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** The interactive part: endpoint, key and model, with the endpoint checked on the spot. */
+async function askLlm(given: LlmChoice): Promise<LlmChoice | undefined> {
+  p.intro("service onboard");
+  const ollama = await ollamaAnswers();
+  if (ollama) p.log.info(`An Ollama server answers at ${OLLAMA_URL}; it is the default below.`);
+  const stop = (v: unknown): v is symbol => {
+    if (p.isCancel(v)) {
+      p.cancel("Onboarding cancelled; nothing was written.");
+      return true;
+    }
+    return false;
+  };
+  let baseUrl = given.baseUrl ?? (ollama ? OLLAMA_URL : "https://api.openai.com/v1");
+  let apiKey = given.apiKey ?? "";
+  for (;;) {
+    const url = await p.text({
+      message: "OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...)",
+      initialValue: baseUrl,
+      validate: (v) => (/^https?:\/\/\S+$/.test(v ?? "") ? undefined : "Enter an http:// or https:// URL"),
+    });
+    if (stop(url)) return undefined;
+    baseUrl = url.replace(/\/+$/, "");
+    const key = await p.password({ message: "API key (leave empty for local servers that need none)", mask: "*" });
+    if (stop(key)) return undefined;
+    if (key) apiKey = key;
+    const spin = p.spinner();
+    spin.start(`Checking ${baseUrl}/models`);
+    const check = await checkEndpoint({ baseUrl, apiKey });
+    if (check.ok) {
+      spin.stop(`The endpoint answers with ${check.models.length} model(s).`);
+      const model = check.models.length
+        ? await p.select({
+            message: "Model",
+            options: check.models.slice(0, 50).map((m) => ({ value: m, label: m })),
+            initialValue: given.model && check.models.includes(given.model) ? given.model : check.models[0],
+          })
+        : await p.text({ message: "Model name", initialValue: given.model ?? "", validate: (v) => (v ? undefined : "Enter a model name") });
+      if (stop(model)) return undefined;
+      return { baseUrl, apiKey: apiKey || undefined, model: model as string };
+    }
+    spin.stop(`The endpoint did not answer: ${check.error}`, 1);
+    const again = await p.confirm({ message: "Enter the endpoint again? (No keeps it unchecked)", initialValue: true });
+    if (stop(again)) return undefined;
+    if (!again) {
+      const model = await p.text({ message: "Model name", initialValue: given.model ?? "", validate: (v) => (v ? undefined : "Enter a model name") });
+      if (stop(model)) return undefined;
+      return { baseUrl, apiKey: apiKey || undefined, model };
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { servicePaths } from "../config/load";
+import { startService } from "../server";
+import { parseFlags, UsageError } from "./args";
+import { SERVE_USAGE } from "./usage";
+
+export async function serve(argv: string[]): Promise<number> {
+  const f = parseFlags(
+    argv,
+    { host: { type: "string" }, port: { type: "string" }, revision: { type: "string" }, home: { type: "string" } },
+    SERVE_USAGE,
+  );
+  if (f.help) {
+    process.stdout.write(SERVE_USAGE);
+    return 0;
+  }
+  const port = f.port === undefined ? undefined : Number(f.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
+    throw new UsageError(`--port must be a port number, not '${f.port}'`, SERVE_USAGE);
+  }
+  const revision = typeof f.revision === "string" ? f.revision.toUpperCase() : undefined;
+  if (revision !== undefined && revision !== "A" && revision !== "B") throw new UsageError("--revision must be A or B", SERVE_USAGE);
+
+  const env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
+  const paths = servicePaths(env);
+  const svc = await startService({
+    paths,
+    env,
+    flags: { gateway: { host: f.host as string | undefined, port }, responses: { revision: revision as "A" | "B" | undefined } },
+  });
+  const { config, token } = svc;
+  const lines = [
+    `service ${svc.services.version} listening on ${svc.url}`,
+    `  home: ${paths.home}`,
+    `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
+    `  LLM: ${svc.services.llm.configured ? `${config.llm.model} at ${config.llm.baseUrl ?? "the OpenAI API"}` : "not configured (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL or run `service onboard`)"}`,
+    token.source === "generated"
+      ? `  instance token (generated for this run, not saved): ${token.token}`
+      : `  instance token: from ${token.source === "webui-token" ? paths.token : token.source}`,
+  ];
+  process.stdout.write(lines.join("\n") + "\n");
+
+  await new Promise<void>((resolve) => {
+    process.once("SIGTERM", () => resolve());
+    process.once("SIGINT", () => resolve());
+  });
+  process.stdout.write("shutting down: finishing running turns\n");
+  await svc.stop();
+  process.stdout.write("stopped\n");
+  return 0;
+}

@@ -1,0 +1,41 @@
+export const USAGE = `service — a self-hosted AI agent service
+
+Usage:
+  service onboard [options]   set up the service home: LLM endpoint, key, model, instance token
+  service serve [options]     run the service (Responses API, web gateway, webhook channel)
+  service --help              this text; every command also takes --help
+  service --version           print the version
+
+Environment: SERVICE_HOME (default ~/.service), LLM_BASE_URL, LLM_API_KEY, LLM_MODEL,
+GATEWAY_HOST, GATEWAY_PORT, GATEWAY_AUTH_TOKEN, RESPONSES_API_REVISION, RESPONSES_RATE_LIMIT,
+DATABASE_URL, DATABASE_AUTH_TOKEN, HTTP_ENABLED, HTTP_HOST, HTTP_PORT, HTTP_WEBHOOK_SECRET.
+See README.md for the whole list.
+`;
+
+export const ONBOARD_USAGE = `Usage: service onboard [options]
+
+Asks for an OpenAI-compatible endpoint, key and model, checks the endpoint, writes
+config.json and webui-token to the service home and prints the login URL.
+
+Options:
+  --non-interactive     ask nothing: take values from the flags and the environment
+  --force               onboard again over an existing config.json
+  --llm-base-url URL    OpenAI-compatible endpoint (e.g. http://127.0.0.1:11434/v1)
+  --llm-api-key KEY     its API key
+  --llm-model NAME      the model to use
+  --skip-check          do not try GET /models on the endpoint
+  --home DIR            service home (default: $SERVICE_HOME or ~/.service)
+  -h, --help            this text
+`;
+
+export const SERVE_USAGE = `Usage: service serve [options]
+
+Runs the service until SIGINT or SIGTERM. Never prompts.
+
+Options:
+  --host HOST           gateway interface (GATEWAY_HOST, default 127.0.0.1)
+  --port PORT           gateway port (GATEWAY_PORT, default 3000; 0 picks a free one)
+  --revision A|B        Responses contract revision (RESPONSES_API_REVISION, default B)
+  --home DIR            service home (default: $SERVICE_HOME or ~/.service)
+  -h, --help            this text
+`;

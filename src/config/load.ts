@@ -1,0 +1,117 @@
+import { Value } from "@sinclair/typebox/value";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "../errors";
+import { ConfigSchema, DEFAULTS, type Config, type ConfigLayer } from "./schema";
+
+export type Env = Record<string, string | undefined>;
+
+export interface Paths {
+  home: string;
+  config: string;
+  token: string;
+  database: string;
+}
+
+export function servicePaths(env: Env = process.env): Paths {
+  const home = env.SERVICE_HOME || join(homedir(), ".service");
+  return {
+    home,
+    config: join(home, "config.json"),
+    token: join(home, "webui-token"),
+    database: join(home, "service.db"),
+  };
+}
+
+/** Creates the service home with mode 0700 if it is missing. */
+export function ensureHome(paths: Paths): void {
+  if (!existsSync(paths.home)) mkdirSync(paths.home, { recursive: true, mode: 0o700 });
+}
+
+export function readConfigFile(paths: Paths): ConfigLayer {
+  if (!existsSync(paths.config)) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(paths.config, "utf8"));
+  } catch (e) {
+    throw new ConfigError(`${paths.config} is not valid JSON: ${(e as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ConfigError(`${paths.config} must hold a JSON object`);
+  }
+  return parsed as ConfigLayer;
+}
+
+export function writeConfigFile(paths: Paths, layer: ConfigLayer): void {
+  ensureHome(paths);
+  writeFileSync(paths.config, JSON.stringify(layer, null, 2) + "\n", { mode: 0o600 });
+  chmodSync(paths.config, 0o600);
+}
+
+const bool = (v: string | undefined) =>
+  v === undefined || v === "" ? undefined : ["1", "true", "yes", "on"].includes(v.toLowerCase());
+const int = (v: string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
+const str = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
+
+export function envLayer(env: Env): ConfigLayer {
+  return {
+    llm: {
+      baseUrl: str(env.LLM_BASE_URL) ?? str(env.OPENAI_BASE_URL),
+      apiKey: str(env.LLM_API_KEY) ?? str(env.OPENAI_API_KEY),
+      model: str(env.LLM_MODEL),
+    },
+    database: { url: str(env.DATABASE_URL), authToken: str(env.DATABASE_AUTH_TOKEN) },
+    gateway: {
+      enabled: bool(env.GATEWAY_ENABLED),
+      host: str(env.GATEWAY_HOST),
+      port: int(env.GATEWAY_PORT),
+      authToken: str(env.GATEWAY_AUTH_TOKEN),
+    },
+    cli: { enabled: bool(env.CLI_ENABLED) },
+    http: {
+      enabled: bool(env.HTTP_ENABLED),
+      host: str(env.HTTP_HOST),
+      port: int(env.HTTP_PORT),
+      webhookSecret: str(env.HTTP_WEBHOOK_SECRET),
+    },
+    responses: {
+      revision: str(env.RESPONSES_API_REVISION)?.toUpperCase() as "A" | "B" | undefined,
+      rateLimit: int(env.RESPONSES_RATE_LIMIT),
+    },
+    agent: { maxSteps: int(env.AGENT_MAX_STEPS) },
+  };
+}
+
+/** Layers later win; undefined values never override. */
+export function mergeLayers(...layers: ConfigLayer[]): Config {
+  const out = structuredClone(DEFAULTS) as Record<string, Record<string, unknown>>;
+  for (const layer of layers) {
+    for (const [section, values] of Object.entries(layer ?? {})) {
+      if (!values || typeof values !== "object" || !(section in out)) continue;
+      for (const [key, value] of Object.entries(values)) {
+        if (value !== undefined) out[section]![key] = value;
+      }
+    }
+  }
+  return out as unknown as Config;
+}
+
+export function validateConfig(config: Config): Config {
+  if (!Value.Check(ConfigSchema, config)) {
+    const problems = [...Value.Errors(ConfigSchema, config)]
+      .slice(0, 5)
+      .map((e) => `${e.path || "/"}: ${e.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  return config;
+}
+
+/** defaults < config.json < environment < flags */
+export function loadConfig(paths: Paths, env: Env, flags: ConfigLayer = {}): Config {
+  return validateConfig(mergeLayers(readConfigFile(paths), envLayer(env), flags));
+}
+
+export function databaseUrl(config: Config, paths: Paths): string {
+  return config.database.url ?? `file:${paths.database}`;
+}

@@ -1,0 +1,91 @@
+/**
+ * The service's errors. Each request-level error knows its HTTP status and envelope type;
+ * `api/envelope.ts` is the one place that turns them into wire responses.
+ */
+export class ServiceError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly type: string,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidRequest extends ServiceError {
+  constructor(message: string, code: string | null = null) {
+    super(message, 400, "invalid_request_error", code);
+  }
+}
+
+export class PayloadTooLarge extends ServiceError {
+  constructor(limit: string) {
+    super(`Request body is larger than ${limit}`, 413, "invalid_request_error", "payload_too_large");
+  }
+}
+
+export class Forbidden extends ServiceError {
+  constructor(message = "This route needs an admin or owner token") {
+    super(message, 403, "permission_error");
+  }
+}
+
+export class NotFound extends ServiceError {
+  constructor(message: string) {
+    super(message, 404, "not_found_error");
+  }
+}
+
+export class RateLimited extends ServiceError {
+  constructor(readonly retryAfterS: number) {
+    super(`Rate limit reached; retry in ${retryAfterS} s`, 429, "rate_limit_error");
+  }
+}
+
+export class Unavailable extends ServiceError {
+  constructor(message: string) {
+    super(message, 503, "server_error");
+  }
+}
+
+/** Failures of the auth middleware: plain-text bodies, exactly as the spec words them. */
+export class AuthFailure extends ServiceError {
+  static unauthorized() {
+    return new AuthFailure("Invalid or missing auth token", 401, "authentication_error");
+  }
+  static storeDown() {
+    return new AuthFailure("Database unavailable", 503, "server_error");
+  }
+}
+
+/** A turn that started but could not finish; reported inside a `failed` response. */
+export class TurnError extends Error {
+  constructor(
+    readonly code: TurnErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "TurnError";
+  }
+}
+
+export type TurnErrorCode =
+  | "llm_error"
+  | "tool_error"
+  | "turn_timeout"
+  | "max_steps"
+  | "approval_required"
+  | "auth_required"
+  | "cancelled"
+  | "llm_not_configured"
+  | "not_found";
+
+/** Bad configuration or command-line use; printed by the CLI, never sent over HTTP. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}

@@ -1,0 +1,41 @@
+import type { PendingCall } from "../agent/items";
+
+/** A chat message as OpenAI-compatible chat completion endpoints take it. */
+export type ChatMessage =
+  | { role: "system" | "user"; content: string }
+  | {
+      role: "assistant";
+      content: string | null;
+      tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+    }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+/** What the model is told about a tool: name, description and a JSON Schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+}
+
+export type LlmEvent =
+  | { type: "text"; delta: string }
+  | { type: "tool_calls"; calls: PendingCall[] }
+  | { type: "usage"; inputTokens: number; outputTokens: number };
+
+export interface Llm {
+  /** The model name sent to the provider, or undefined when none is configured. */
+  readonly model: string | undefined;
+  readonly configured: boolean;
+  /** One model step, streamed. Throws TurnError("llm_error") on provider failures. */
+  stream(request: LlmRequest): AsyncIterable<LlmEvent>;
+  /** Raw pass-through for the model proxy: the provider's own HTTP response. */
+  proxyChatCompletions(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;
+  /** Checks the endpoint by listing its models (used by onboarding). */
+  listModels(signal?: AbortSignal): Promise<string[]>;
+}

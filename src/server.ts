@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from "node:fs";
+import { Agent } from "./agent/turns";
+import { noIdentity } from "./agent/prompt";
+import { createApp } from "./api/app";
+import { MAX_BODY_BYTES } from "./api/body";
+import type { Services } from "./api/services";
+import { Authenticator } from "./auth/principal";
+import { RateLimiter } from "./auth/rate-limit";
+import { newToken } from "./auth/tokens";
+import { databaseUrl, ensureHome, loadConfig, type Env, type Paths } from "./config/load";
+import type { Config, ConfigLayer } from "./config/schema";
+import { ConfigError } from "./errors";
+import { openAiLlm } from "./llm/openai";
+import type { Llm } from "./llm/types";
+import { openDatabase, type Database } from "./store/db";
+import { ensureOwner } from "./store/users";
+import { ToolRegistry } from "./tools/registry";
+import { VERSION } from "./version";
+
+export type TokenSource = "SERVICE_REBORN_WEBUI_TOKEN" | "GATEWAY_AUTH_TOKEN" | "webui-token" | "generated";
+
+/** SERVICE_REBORN_WEBUI_TOKEN > GATEWAY_AUTH_TOKEN > the webui-token file > generated for this run. */
+export function resolveInstanceToken(env: Env, config: Config, paths: Paths): { token: string; source: TokenSource } {
+  if (env.SERVICE_REBORN_WEBUI_TOKEN) return { token: env.SERVICE_REBORN_WEBUI_TOKEN, source: "SERVICE_REBORN_WEBUI_TOKEN" };
+  if (config.gateway.authToken) return { token: config.gateway.authToken, source: "GATEWAY_AUTH_TOKEN" };
+  if (existsSync(paths.token)) {
+    const token = readFileSync(paths.token, "utf8").trim();
+    if (token) return { token, source: "webui-token" };
+  }
+  return { token: newToken(), source: "generated" };
+}
+
+export interface RunningService {
+  url: string;
+  port: number;
+  config: Config;
+  token: { token: string; source: TokenSource };
+  services: Services;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  paths: Paths;
+  env: Env;
+  flags?: ConfigLayer;
+  log?: (message: string) => void;
+  /** Replaces the OpenAI-compatible LLM (tests). */
+  llm?: Llm;
+  channels?: { tui: boolean };
+}
+
+export async function startService(opts: StartOptions): Promise<RunningService> {
+  const log = opts.log ?? ((m: string) => console.log(`${new Date().toISOString()} ${m}`));
+  const config = loadConfig(opts.paths, opts.env, opts.flags);
+  ensureHome(opts.paths);
+  if (config.http.enabled && !config.http.webhookSecret) {
+    throw new ConfigError("HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set: the webhook channel needs a shared secret.");
+  }
+  const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
+  await ensureOwner(database.db);
+
+  const token = resolveInstanceToken(opts.env, config, opts.paths);
+  const llm = opts.llm ?? openAiLlm(config.llm);
+  const tools = new ToolRegistry();
+  const agent = new Agent({ db: database.db, llm, tools, identity: noIdentity, maxSteps: config.agent.maxSteps });
+  const services: Services = {
+    config,
+    db: database.db,
+    llm,
+    tools,
+    agent,
+    auth: new Authenticator(database.db, token.token),
+    turnLimiter: new RateLimiter(config.responses.rateLimit),
+    version: VERSION,
+    startedAt: Date.now(),
+    channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
+    log,
+  };
+
+  const app = createApp(services);
+  const server = config.gateway.enabled
+    ? Bun.serve({
+        hostname: config.gateway.host,
+        port: config.gateway.port,
+        fetch: app.fetch,
+        // a non-streaming turn may run 120 s (revision A) before the first byte
+        idleTimeout: 240,
+        maxRequestBodySize: MAX_BODY_BYTES + 1024,
+      })
+    : undefined;
+  const port = server?.port ?? 0;
+  const url = `http://${config.gateway.host.includes(":") ? `[${config.gateway.host}]` : config.gateway.host}:${port}`;
+  if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    config,
+    token,
+    services,
+    stop() {
+      stopping ??= (async () => {
+        server?.stop(false);
+        // let running turns finish for a moment, then cancel what is left; all of it is stored
+        await Promise.race([agent.idle(), Bun.sleep(5_000)]);
+        await agent.cancelAll("The service is shutting down.");
+        server?.stop(true);
+        database.close();
+      })();
+      return stopping;
+    },
+  };
+}

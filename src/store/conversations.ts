@@ -1,0 +1,108 @@
+import { asc, eq } from "drizzle-orm";
+import type { ConversationItem, PendingCall } from "../agent/items";
+import type { Db } from "./db";
+import { gates, items, responses, threads } from "./schema";
+
+export type ThreadRow = typeof threads.$inferSelect;
+export type ResponseRow = typeof responses.$inferSelect;
+export type GateKind = (typeof gates.$inferSelect)["kind"];
+
+export interface Gate {
+  kind: GateKind;
+  callId: string;
+  responseId: string;
+  /** For an external-tool gate: the calls of the same assistant turn still to be handled. */
+  pending: PendingCall[];
+  /** Free-form details for gates that the web UI resolves (approval, OAuth). */
+  details?: Record<string, unknown>;
+}
+
+export async function getThread(db: Db, id: string): Promise<ThreadRow | undefined> {
+  return (await db.select().from(threads).where(eq(threads.id, id)).limit(1))[0];
+}
+
+export async function loadItems(db: Db, threadId: string): Promise<ConversationItem[]> {
+  const rows = await db
+    .select({ data: items.data })
+    .from(items)
+    .where(eq(items.threadId, threadId))
+    .orderBy(asc(items.seq));
+  return rows.map((r) => JSON.parse(r.data) as ConversationItem);
+}
+
+export async function getGate(db: Db, threadId: string): Promise<Gate | undefined> {
+  const row = (await db.select().from(gates).where(eq(gates.threadId, threadId)).limit(1))[0];
+  if (!row) return undefined;
+  const data = JSON.parse(row.data) as { pending?: PendingCall[]; details?: Record<string, unknown> };
+  return { kind: row.kind, callId: row.callId, responseId: row.responseId, pending: data.pending ?? [], details: data.details };
+}
+
+export async function getResponse(db: Db, id: string): Promise<ResponseRow | undefined> {
+  return (await db.select().from(responses).where(eq(responses.id, id)).limit(1))[0];
+}
+
+export async function loadResponseItems(db: Db, responseId: string): Promise<ConversationItem[]> {
+  const rows = await db
+    .select({ data: items.data })
+    .from(items)
+    .where(eq(items.responseId, responseId))
+    .orderBy(asc(items.seq));
+  return rows.map((r) => JSON.parse(r.data) as ConversationItem);
+}
+
+/** Everything one turn writes; committed in a single transaction. */
+export interface TurnRecord {
+  thread: { id: string; userId: string; isNew: boolean; tools: unknown[] | null; title?: string };
+  response: Omit<ResponseRow, "threadId" | "userId">;
+  /** New items with their sequence numbers in the thread. */
+  items: { seq: number; item: ConversationItem }[];
+  /** The gate the thread waits on after this turn, or null when it waits on nothing. */
+  gate: Gate | null;
+}
+
+export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
+  const now = t.response.createdAt;
+  const threadWrite = t.thread.isNew
+    ? db.insert(threads).values({
+        id: t.thread.id,
+        userId: t.thread.userId,
+        title: t.thread.title ?? null,
+        tools: t.thread.tools ? JSON.stringify(t.thread.tools) : null,
+        createdAt: now,
+        updatedAt: now,
+      })
+    : db
+        .update(threads)
+        .set({ updatedAt: now, tools: t.thread.tools ? JSON.stringify(t.thread.tools) : null })
+        .where(eq(threads.id, t.thread.id));
+  const gateWrites = [
+    db.delete(gates).where(eq(gates.threadId, t.thread.id)),
+    ...(t.gate
+      ? [
+          db.insert(gates).values({
+            threadId: t.thread.id,
+            kind: t.gate.kind,
+            callId: t.gate.callId,
+            responseId: t.gate.responseId,
+            data: JSON.stringify({ pending: t.gate.pending, details: t.gate.details }),
+            createdAt: now,
+          }),
+        ]
+      : []),
+  ];
+  const itemRows = t.items.map(({ seq, item }) => ({
+    id: item.id,
+    threadId: t.thread.id,
+    responseId: t.response.id,
+    seq,
+    type: item.type,
+    data: JSON.stringify(item),
+    createdAt: now,
+  }));
+  await db.batch([
+    threadWrite,
+    db.insert(responses).values({ ...t.response, threadId: t.thread.id, userId: t.thread.userId }),
+    ...(itemRows.length ? [db.insert(items).values(itemRows)] : []),
+    ...gateWrites,
+  ]);
+}

@@ -1,0 +1,93 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email"),
+  displayName: text("display_name"),
+  status: text("status").notNull().default("active"),
+  role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Per-user API tokens; only a SHA-256 hash is kept. */
+export const tokens = sqliteTable(
+  "tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    hash: text("hash").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("tokens_hash").on(t.hash)],
+);
+
+export const threads = sqliteTable(
+  "threads",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull(),
+    title: text("title"),
+    /** JSON array of the caller tool definitions last sent on this thread. */
+    tools: text("tools"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("threads_user").on(t.userId, t.updatedAt)],
+);
+
+/** One row per response (one POST on a thread). */
+export const responses = sqliteTable(
+  "responses",
+  {
+    id: text("id").primaryKey(),
+    threadId: text("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    status: text("status", { enum: ["completed", "failed"] }).notNull(),
+    model: text("model").notNull(),
+    /** JSON `{code, message}` when failed. */
+    error: text("error"),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    costMicroUsd: integer("cost_micro_usd").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("responses_thread").on(t.threadId)],
+);
+
+/**
+ * The conversation: every item of a thread in order. `data` is the item's JSON
+ * (message, function_call or function_call_output, see agent/items.ts).
+ */
+export const items = sqliteTable(
+  "items",
+  {
+    id: text("id").primaryKey(),
+    threadId: text("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    responseId: text("response_id").notNull(),
+    seq: integer("seq").notNull(),
+    type: text("type").notNull(),
+    data: text("data").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("items_thread_seq").on(t.threadId, t.seq), index("items_response").on(t.responseId)],
+);
+
+/** A thread paused on a gate: an external tool call, an approval, OAuth or pairing. */
+export const gates = sqliteTable("gates", {
+  threadId: text("thread_id")
+    .primaryKey()
+    .references(() => threads.id, { onDelete: "cascade" }),
+  kind: text("kind", { enum: ["external_tool", "approval", "oauth", "pairing"] }).notNull(),
+  callId: text("call_id").notNull(),
+  responseId: text("response_id").notNull(),
+  /** JSON: what the gate needs to resume (e.g. the calls still pending after this one). */
+  data: text("data").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

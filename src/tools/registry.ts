@@ -1,0 +1,63 @@
+import { Value } from "@sinclair/typebox/value";
+import type { ToolSpec } from "../llm/types";
+import type { Tool, ToolContext } from "./tool";
+
+/** Name prefixes reserved for agent capabilities; caller tools may not use them. */
+export const RESERVED_PREFIXES = ["mission_", "skill_", "memory_"] as const;
+
+/** Every registered action: built-in, extension and MCP tools share one name space. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, Tool>();
+
+  register(tool: Tool): this {
+    if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
+    this.#tools.set(tool.name, tool);
+    return this;
+  }
+
+  unregister(name: string): void {
+    this.#tools.delete(name);
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** True when a caller tool of this name would shadow a registered action. */
+  isRegisteredAction(name: string): boolean {
+    return this.#tools.has(name) || RESERVED_PREFIXES.some((p) => name.startsWith(p));
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.#tools.values()].map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters as unknown as Record<string, unknown>,
+    }));
+  }
+
+  /** Validates the arguments and runs the tool; every failure becomes text for the model. */
+  async run(name: string, rawArguments: string, ctx: ToolContext): Promise<{ output: string; isError: boolean }> {
+    const tool = this.#tools.get(name);
+    if (!tool) return { output: `Error: there is no tool named ${name}.`, isError: true };
+    let args: unknown;
+    try {
+      args = rawArguments.trim() ? JSON.parse(rawArguments) : {};
+    } catch {
+      return { output: `Error: the arguments for ${name} are not valid JSON.`, isError: true };
+    }
+    if (!Value.Check(tool.parameters, args)) {
+      const problems = [...Value.Errors(tool.parameters, args)]
+        .slice(0, 3)
+        .map((e) => `${e.path || "(root)"} ${e.message}`)
+        .join("; ");
+      return { output: `Error: invalid arguments for ${name}: ${problems}.`, isError: true };
+    }
+    try {
+      return { output: await tool.execute(args, ctx), isError: false };
+    } catch (e) {
+      if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+      return { output: `Error: ${name} failed: ${(e as Error).message ?? String(e)}`, isError: true };
+    }
+  }
+}
