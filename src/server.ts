@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Agent } from "./agent/turns";
 import { noIdentity } from "./agent/prompt";
 import { createApp } from "./api/app";
+import { TURN_TIMEOUT_MS } from "./api/responses/routes";
 import { MAX_BODY_BYTES } from "./api/body";
 import type { Services } from "./api/services";
 import { Authenticator } from "./auth/principal";
@@ -15,7 +16,11 @@ import type { Llm } from "./llm/types";
 import { openDatabase, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
+import { startMemorySteward } from "./memory-steward";
 import { VERSION } from "./version";
+
+/** How long running turns may go on after SIGTERM before they are cancelled. */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 export type TokenSource = "SERVICE_REBORN_WEBUI_TOKEN" | "GATEWAY_AUTH_TOKEN" | "webui-token" | "generated";
 
@@ -47,6 +52,8 @@ export interface StartOptions {
   /** Replaces the OpenAI-compatible LLM (tests). */
   llm?: Llm;
   channels?: { tui: boolean };
+  /** Overrides the revision's non-streaming turn timeout (tests only). */
+  turnTimeoutMs?: number;
 }
 
 export async function startService(opts: StartOptions): Promise<RunningService> {
@@ -74,15 +81,20 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     version: VERSION,
     startedAt: Date.now(),
     channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
+    turnTimeoutMs: opts.turnTimeoutMs ?? TURN_TIMEOUT_MS[config.responses.revision],
     log,
   };
 
+  const steward = startMemorySteward();
   const app = createApp(services);
   const server = config.gateway.enabled
     ? Bun.serve({
         hostname: config.gateway.host,
         port: config.gateway.port,
-        fetch: app.fetch,
+        fetch(request, server) {
+          steward.touch();
+          return app.fetch(request, server);
+        },
         // a non-streaming turn may run 120 s (revision A) before the first byte
         idleTimeout: 240,
         maxRequestBodySize: MAX_BODY_BYTES + 1024,
@@ -101,14 +113,24 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     services,
     stop() {
       stopping ??= (async () => {
-        server?.stop(false);
+        // stop listening; the promise resolves once every open response has been sent
+        const drained = server?.stop(false) ?? Promise.resolve();
         // let running turns finish for a moment, then cancel what is left; all of it is stored
-        await Promise.race([agent.idle(), Bun.sleep(5_000)]);
+        await settledWithin(agent.idle(), SHUTDOWN_GRACE_MS);
         await agent.cancelAll("The service is shutting down.");
-        server?.stop(true);
+        await settledWithin(drained, 2_000);
+        void server?.stop(true);
+        steward.stop();
         database.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Waits for the promise, but no longer than `ms`; leaves no timer behind. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

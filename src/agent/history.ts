@@ -24,7 +24,8 @@ export function toChatMessages(items: ConversationItem[]): ChatMessage[] {
     if (item.type === "function_call") {
       const last = out.at(-1);
       const call = { id: item.call_id, type: "function" as const, function: { name: item.name, arguments: item.arguments } };
-      if (last?.role === "assistant" && !open.size) (last.tool_calls ??= []).push(call);
+      // An assistant message last in line is this step's: its open calls are this call's siblings.
+      if (last?.role === "assistant") (last.tool_calls ??= []).push(call);
       else {
         closeOpenCalls();
         out.push({ role: "assistant", content: null, tool_calls: [call] });

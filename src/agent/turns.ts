@@ -30,6 +30,8 @@ export interface TurnRequest {
   model: string;
   /** Cancel the turn when it runs longer than this. */
   timeoutMs?: number;
+  /** Facts of the request the channel wants back when the response is read again. */
+  meta?: Record<string, unknown>;
 }
 
 export interface TurnResult {
@@ -42,6 +44,8 @@ export interface TurnResult {
   /** The items this turn produced (inputs included). */
   items: ConversationItem[];
   usage: { inputTokens: number; outputTokens: number };
+  /** The caller tools the thread offered during this turn. */
+  tools: ExternalTool[];
 }
 
 interface Inflight {
@@ -74,7 +78,13 @@ export class Agent {
     const id = responseId(newUuid(), threadId);
     const createdAt = Math.floor(Date.now() / 1000);
     const base = { id, threadId, createdAt, model: req.model };
-    if (!req.threadId) return this.#turn(req, base, { isNew: true, history: [], gate: undefined, tools: undefined }, () => {});
+    if (!req.threadId) {
+      // a new thread has no gate: a function_call_output on it answers nothing (400)
+      checkResume(req, undefined);
+      // locked too: a follow-up naming this turn's id (streamed in response.created) waits for it
+      const release = await this.#locks.acquire(threadId);
+      return this.#turn(req, base, { isNew: true, history: [], gate: undefined, tools: undefined }, release);
+    }
 
     const release = await this.#locks.acquire(threadId);
     try {
@@ -180,7 +190,7 @@ export class Agent {
         } finally {
           clearTimeout(timer);
         }
-        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, usage };
+        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, usage, tools: external };
         try {
           await commitTurn(deps.db, {
             thread: { id: base.threadId, userId: req.userId, isNew: state.isNew, tools: external.length ? external : null, title: titleOf(req) },
@@ -192,6 +202,7 @@ export class Agent {
               inputTokens: usage.inputTokens,
               outputTokens: usage.outputTokens,
               costMicroUsd: 0,
+              meta: req.meta ? JSON.stringify(req.meta) : null,
               createdAt: base.createdAt,
             },
             items: produced.map((item, i) => ({ seq: state.history.length + i, item })),
@@ -253,6 +264,7 @@ function notFoundTurn(base: { id: string; threadId: string; createdAt: number; m
         status: "failed",
         error: { code: "not_found", message: "previous_response_id does not name a response of yours." },
         items: [],
+        tools: [],
         usage: { inputTokens: 0, outputTokens: 0 },
       };
     },

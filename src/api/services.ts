@@ -19,5 +19,7 @@ export interface Services {
   version: string;
   startedAt: number;
   channels: { gateway: boolean; webhook: boolean; tui: boolean };
+  /** Non-streaming turn timeout: 120 s under revision A, 30 s under B. */
+  turnTimeoutMs: number;
   log: (message: string) => void;
 }

@@ -49,9 +49,19 @@ export function writeConfigFile(paths: Paths, layer: ConfigLayer): void {
   chmodSync(paths.config, 0o600);
 }
 
-const bool = (v: string | undefined) =>
-  v === undefined || v === "" ? undefined : ["1", "true", "yes", "on"].includes(v.toLowerCase());
-const int = (v: string | undefined) => (v === undefined || v === "" ? undefined : Number(v));
+// Malformed numbers and booleans name the variable (an unknown boolean is never silently false).
+const bool = (v: string | undefined, name: string) => {
+  if (v === undefined || v === "") return undefined;
+  const s = v.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(s)) return true;
+  if (["0", "false", "no", "off"].includes(s)) return false;
+  throw new ConfigError(`${name} must be true or false, not '${v}'`);
+};
+const int = (v: string | undefined, name: string) => {
+  if (v === undefined || v === "") return undefined;
+  if (!/^\s*-?\d+\s*$/.test(v)) throw new ConfigError(`${name} must be an integer, not '${v}'`);
+  return Number(v);
+};
 const str = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
 
 export function envLayer(env: Env): ConfigLayer {
@@ -63,23 +73,23 @@ export function envLayer(env: Env): ConfigLayer {
     },
     database: { url: str(env.DATABASE_URL), authToken: str(env.DATABASE_AUTH_TOKEN) },
     gateway: {
-      enabled: bool(env.GATEWAY_ENABLED),
+      enabled: bool(env.GATEWAY_ENABLED, "GATEWAY_ENABLED"),
       host: str(env.GATEWAY_HOST),
-      port: int(env.GATEWAY_PORT),
+      port: int(env.GATEWAY_PORT, "GATEWAY_PORT"),
       authToken: str(env.GATEWAY_AUTH_TOKEN),
     },
-    cli: { enabled: bool(env.CLI_ENABLED) },
+    cli: { enabled: bool(env.CLI_ENABLED, "CLI_ENABLED") },
     http: {
-      enabled: bool(env.HTTP_ENABLED),
+      enabled: bool(env.HTTP_ENABLED, "HTTP_ENABLED"),
       host: str(env.HTTP_HOST),
-      port: int(env.HTTP_PORT),
+      port: int(env.HTTP_PORT, "HTTP_PORT"),
       webhookSecret: str(env.HTTP_WEBHOOK_SECRET),
     },
     responses: {
       revision: str(env.RESPONSES_API_REVISION)?.toUpperCase() as "A" | "B" | undefined,
-      rateLimit: int(env.RESPONSES_RATE_LIMIT),
+      rateLimit: int(env.RESPONSES_RATE_LIMIT, "RESPONSES_RATE_LIMIT"),
     },
-    agent: { maxSteps: int(env.AGENT_MAX_STEPS) },
+    agent: { maxSteps: int(env.AGENT_MAX_STEPS, "AGENT_MAX_STEPS") },
   };
 }
 

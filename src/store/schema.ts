@@ -54,6 +54,8 @@ export const responses = sqliteTable(
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     costMicroUsd: integer("cost_micro_usd").notNull().default(0),
+    /** JSON of request facts the response object reports back (instructions, previous id, ...). */
+    meta: text("meta"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("responses_thread").on(t.threadId)],

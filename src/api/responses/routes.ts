@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Turn, TurnResult } from "../../agent/turns";
 import type { Principal } from "../../auth/principal";
 import { InvalidRequest, NotFound } from "../../errors";
-import { getResponse, loadResponseItems } from "../../store/conversations";
+import { getResponse, getThread, loadResponseItems } from "../../store/conversations";
 import { requireAuth, takeTurnBudget } from "../auth";
 import { readJsonObject } from "../body";
 import type { Services } from "../services";
@@ -27,7 +27,8 @@ export function responsesRoutes(s: Services) {
       toolOutputs: req.toolOutputs,
       externalTools: req.tools,
       model: req.model,
-      timeoutMs: req.stream ? undefined : TURN_TIMEOUT_MS[revision],
+      timeoutMs: req.stream ? undefined : s.turnTimeoutMs,
+      meta: { instructions: req.instructions, previous_response_id: req.previousResponseId, temperature: req.temperature },
     });
     const facts = {
       model: req.model,
@@ -48,7 +49,13 @@ export function responsesRoutes(s: Services) {
       const row = await getResponse(s.db, params.id);
       if (!row || row.userId !== principal.userId) throw new NotFound(`No response found with id ${params.id}.`);
       const items = await loadResponseItems(s.db, row.id);
+      const thread = await getThread(s.db, row.threadId);
+      const meta = row.meta ? (JSON.parse(row.meta) as StoredMeta) : {};
       return buildResponse({
+        instructions: meta.instructions,
+        previousResponseId: meta.previous_response_id,
+        temperature: meta.temperature,
+        tools: thread?.tools ? JSON.parse(thread.tools) : [],
         id: row.id,
         createdAt: row.createdAt,
         status: row.status,
@@ -84,6 +91,8 @@ async function runToEnd(turn: Turn): Promise<TurnResult> {
   }
 }
 
+type StoredMeta = { instructions?: string | null; previous_response_id?: string | null; temperature?: number | null };
+
 function resultFacts(r: TurnResult, extra: Partial<ResponseFacts>): ResponseFacts {
-  return { ...extra, id: r.id, createdAt: r.createdAt, status: r.status, model: r.model, error: r.error, items: r.items, usage: r.usage };
+  return { ...extra, tools: r.tools, id: r.id, createdAt: r.createdAt, status: r.status, model: r.model, error: r.error, items: r.items, usage: r.usage };
 }

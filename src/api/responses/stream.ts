@@ -120,7 +120,7 @@ export function streamTurn(turn: Turn, facts: Omit<ResponseFacts, "status" | "it
         }
         mapper.finish(
           result
-            ? buildResponse({ ...base, model: result.model, status: result.status, items: result.items, usage: result.usage, error: result.error })
+            ? buildResponse({ ...base, model: result.model, status: result.status, items: result.items, usage: result.usage, error: result.error, tools: result.tools })
             : buildResponse({ ...base, status: "failed", items: [], usage: null, error: { code: "server_error", message: failure ?? "unknown" } }),
         );
         clearInterval(keepalive);

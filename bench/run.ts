@@ -1,0 +1,189 @@
+// `bun run bench`: measures the compiled binary against the scripted LLM, both as their own
+// processes on loopback. Figures: service overhead per non-streaming turn (the LLM's own
+// latency, measured in the same run, subtracted), turns/s with 8 concurrent clients, time
+// from process start to the first 200, and RSS idle and after 10,000 turns.
+import { spawn, type Subprocess } from "bun";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "..");
+const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 2000);
+const CONCURRENCY = 8;
+const TOTAL_TURNS = Number(process.env.BENCH_TURNS ?? 10_000);
+const STARTUP_RUNS = 5;
+
+const tmp = mkdtempSync(join(tmpdir(), "service-bench-"));
+const children: Subprocess[] = [];
+process.on("exit", () => children.forEach((c) => c.kill()));
+
+async function firstLine(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {
+  const reader = proc.stdout.getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`process ended before printing ${pattern}: ${buf}`);
+    buf += new TextDecoder().decode(value);
+    const m = buf.match(pattern);
+    if (m) {
+      reader.releaseLock();
+      return m;
+    }
+  }
+}
+
+const rssMb = (pid: number) => {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  return Math.round(kb / 102.4) / 10;
+};
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+function startService(port: number, llmUrl: string, home: string) {
+  const proc = spawn([BIN, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: tmp,
+      SERVICE_HOME: home,
+      SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
+      LLM_BASE_URL: llmUrl,
+      LLM_API_KEY: "bench",
+      LLM_MODEL: "scripted-model",
+      GATEWAY_PORT: String(port),
+      RESPONSES_RATE_LIMIT: "0",
+      CLI_ENABLED: "false",
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  children.push(proc);
+  return proc;
+}
+
+async function main() {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
+
+  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Hello from the scripted model."], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(llmProc);
+  const llmUrl = (await firstLine(llmProc, /listening on (\S+)/))[1]!;
+
+  // 1. Time from process start to the first 200, on a fresh home each time.
+  const startups: number[] = [];
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    const port = await freePort();
+    const t0 = performance.now();
+    const proc = startService(port, llmUrl, join(tmp, `startup-${i}`));
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      if (ok) break;
+      await Bun.sleep(1);
+    }
+    startups.push(performance.now() - t0);
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+
+  // 2. The service under test.
+  const port = await freePort();
+  const svc = startService(port, llmUrl, join(tmp, "home"));
+  const base = `http://127.0.0.1:${port}`;
+  while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
+  await Bun.sleep(500);
+  const rssIdle = rssMb(svc.pid);
+
+  const turnBody = JSON.stringify({ model: "bench", input: "Say hello." });
+  const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+  const turn = async () => {
+    const res = await fetch(`${base}/api/v1/responses`, { method: "POST", headers, body: turnBody });
+    const body = (await res.json()) as { status: string };
+    if (res.status !== 200 || body.status !== "completed") throw new Error(`turn failed: ${res.status} ${JSON.stringify(body)}`);
+  };
+  // What the service itself sends the LLM for such a turn: a streamed chat completion.
+  const llmBody = JSON.stringify({
+    model: "scripted-model",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [
+      { role: "system", content: "You are a helpful assistant." },
+      { role: "user", content: "Say hello." },
+    ],
+  });
+  const llmCall = async () => {
+    const res = await fetch(`${llmUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: llmBody });
+    await res.text();
+  };
+
+  for (let i = 0; i < 300; i++) await turn();
+  for (let i = 0; i < 300; i++) await llmCall();
+
+  // 3. Overhead per non-streaming turn: interleaved so both see the same machine state.
+  const svcLat: number[] = [];
+  const llmLat: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    let t = performance.now();
+    await llmCall();
+    llmLat.push(performance.now() - t);
+    t = performance.now();
+    await turn();
+    svcLat.push(performance.now() - t);
+  }
+
+  // 4. Throughput with 8 concurrent clients, up to 10,000 turns in all.
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (done < TOTAL_TURNS) {
+        done++;
+        await turn();
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const totalTurns = 300 + SEQUENTIAL + done;
+  await Bun.sleep(500);
+  const rssAfter = rssMb(svc.pid);
+
+  const result = {
+    startup_ms_p50: ms(pct(startups, 50)),
+    startup_ms_all: startups.map(ms),
+    llm_direct_ms: { p50: ms(pct(llmLat, 50)), p99: ms(pct(llmLat, 99)) },
+    turn_ms: { p50: ms(pct(svcLat, 50)), p99: ms(pct(svcLat, 99)) },
+    overhead_ms: { p50: ms(pct(svcLat, 50) - pct(llmLat, 50)), p99: ms(pct(svcLat, 99) - pct(llmLat, 99)) },
+    turns_per_s_c8: Math.round(done / seconds),
+    rss_mb: { idle: rssIdle, after_turns: rssAfter, turns: totalTurns },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  console.log(`
+| figure | value | target |
+|---|---|---|
+| overhead per non-streaming turn, p50 | ${result.overhead_ms.p50} ms | ≤ 2 ms |
+| overhead per non-streaming turn, p99 | ${result.overhead_ms.p99} ms | |
+| turns/s, 8 concurrent clients | ${result.turns_per_s_c8} | ≥ 500 |
+| process start → first 200 (p50 of ${STARTUP_RUNS}) | ${result.startup_ms_p50} ms | ≤ 150 ms |
+| RSS idle | ${rssIdle} MB | |
+| RSS after ${totalTurns} turns | ${rssAfter} MB | < 100 MB |`);
+
+  svc.kill("SIGTERM");
+  await svc.exited;
+  llmProc.kill("SIGTERM");
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+await main();

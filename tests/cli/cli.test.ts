@@ -1,0 +1,383 @@
+// The `service` command line, run as a real process: help and version, usage errors,
+// onboarding (files, modes, idempotence, --force, a dead endpoint) and `serve`.
+import { afterAll, beforeAll, describe, expect, test as bunTest } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import pkg from "../../package.json" with { type: "json" };
+import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
+
+/** Every test spawns real processes; on a loaded 2-core machine a cold start can take a while. */
+const test = (name: string, fn: () => Promise<void>) => bunTest(name, fn, 30_000);
+
+const CWD = join(import.meta.dir, "..", "..");
+const MAIN = "src/main.ts";
+
+let root: string;
+let llm: ScriptedLLM;
+let closedPort: number;
+const running = new Set<Subprocess>();
+let n = 0;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "cli-test-"));
+  llm = await startScriptedLLM();
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  closedPort = s.port!;
+  await s.stop(true);
+});
+
+afterAll(async () => {
+  for (const p of running) {
+    p.kill("SIGKILL");
+    await p.exited;
+  }
+  await llm.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A service home path that does not exist yet. */
+const newHome = () => join(root, `home-${++n}`);
+
+/** A clean environment: nothing of the test runner's LLM or service settings leaks in. */
+function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: root,
+    TMPDIR: tmpdir(),
+    NO_COLOR: "1",
+    ...extra,
+  };
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
+
+function spawn(args: string[], env: Record<string, string | undefined> = {}) {
+  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+    cwd: CWD,
+    env: cleanEnv(env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  running.add(proc);
+  void proc.exited.then(() => running.delete(proc));
+  return proc;
+}
+
+/** Runs the CLI to the end. */
+async function run(args: string[], env: Record<string, string | undefined> = {}) {
+  const proc = spawn(args, env);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Reads a stream into a growing string and lets callers wait for a pattern in it. */
+function watch(stream: ReadableStream<Uint8Array>, exited: Promise<number>) {
+  let text = "";
+  const waiters: (() => void)[] = [];
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      for (const w of waiters.splice(0)) w();
+    }
+    for (const w of waiters.splice(0)) w();
+  })();
+  return {
+    get text() {
+      return text;
+    },
+    done,
+    /** Resolves with the match once `re` appears; rejects if the process exits first or after a generous deadline. */
+    async waitFor(re: RegExp, deadlineMs = 20_000): Promise<RegExpMatchArray> {
+      const deadline = Date.now() + deadlineMs;
+      let exitedEarly = false;
+      void exited.then(() => {
+        exitedEarly = true;
+        for (const w of waiters.splice(0)) w();
+      });
+      for (;;) {
+        const m = text.match(re);
+        if (m) return m;
+        if (exitedEarly) {
+          await done;
+          const m2 = text.match(re);
+          if (m2) return m2;
+          throw new Error(`process exited before ${re} appeared; output:\n${text}`);
+        }
+        if (Date.now() > deadline) throw new Error(`${re} did not appear within ${deadlineMs} ms; output:\n${text}`);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        });
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** Starts `serve` and waits for its "listening on" line. */
+async function startServe(env: Record<string, string | undefined>, args: string[] = []) {
+  const proc = spawn(["serve", ...args], { GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", ...env });
+  const out = watch(proc.stdout as ReadableStream<Uint8Array>, proc.exited);
+  const err = watch(proc.stderr as ReadableStream<Uint8Array>, proc.exited);
+  let url: string;
+  try {
+    url = (await out.waitFor(/listening on (http:\/\/\S+)/))[1]!;
+  } catch (e) {
+    await err.done.catch(() => {});
+    throw new Error(`${(e as Error).message}\nstderr:\n${err.text}`);
+  }
+  return { proc, out, err, url };
+}
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe("help, version and usage errors", () => {
+  test("--help, -h, help and no arguments print the usage and exit 0", async () => {
+    for (const r of await Promise.all([["--help"], ["-h"], ["help"], []].map((args) => run(args)))) {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Usage:");
+      expect(r.stdout).toContain("service onboard");
+      expect(r.stdout).toContain("service serve");
+      expect(r.stderr).toBe("");
+    }
+  });
+
+  test("--version prints the package version and exits 0", async () => {
+    const r = await run(["--version"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(`service ${pkg.version}`);
+  });
+
+  test("every command answers --help with exit 0 and touches nothing", async () => {
+    const home = newHome();
+    const cases = [
+      ["onboard", "--help", "Usage: service onboard"],
+      ["onboard", "-h", "Usage: service onboard"],
+      ["serve", "--help", "Usage: service serve"],
+      ["serve", "-h", "Usage: service serve"],
+    ];
+    const results = await Promise.all(cases.map(([cmd, flag]) => run([cmd!, flag!], { SERVICE_HOME: home })));
+    for (const [i, r] of results.entries()) {
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(cases[i]![2]!);
+      expect(r.stdout).toContain("--help");
+    }
+    expect(existsSync(home)).toBe(false);
+  });
+
+  test("an unknown command or top-level flag prints usage on stderr and exits 2", async () => {
+    const all = [["frobnicate"], ["--bogus"], ["-x"]];
+    const results = await Promise.all(all.map((args) => run(args)));
+    for (const [i, r] of results.entries()) {
+      const args = all[i]!;
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(args[0]!);
+      expect(r.stderr).toContain("Usage:");
+      expect(r.stdout).toBe("");
+    }
+  });
+
+  test("an unknown or malformed flag of a command prints that command's usage on stderr and exits 2", async () => {
+    const home = newHome();
+    const cases: [string[], string][] = [
+      [["serve", "--bogus"], "Usage: service serve"],
+      [["serve", "--port", "abc"], "Usage: service serve"],
+      [["serve", "--revision", "Z"], "Usage: service serve"],
+      [["serve", "extra-positional"], "Usage: service serve"],
+      [["onboard", "--bogus"], "Usage: service onboard"],
+      [["onboard", "--llm-model"], "Usage: service onboard"],
+    ];
+    const results = await Promise.all(cases.map(([args]) => run(args, { SERVICE_HOME: home })));
+    for (const [i, r] of results.entries()) {
+      const [args, heading] = cases[i]!;
+      if (r.code !== 2) throw new Error(`${args.join(" ")}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+      expect(r.stderr).toContain(heading);
+      expect(r.stdout).toBe("");
+    }
+    expect(existsSync(home)).toBe(false);
+  });
+});
+
+describe("onboard --non-interactive", () => {
+  let home = "";
+  let firstToken = "";
+  beforeAll(() => {
+    home = newHome();
+  });
+
+  const onboard = (extra: string[] = [], model = "m") =>
+    run(["onboard", "--non-interactive", "--llm-base-url", llm.url, "--llm-api-key", "k", "--llm-model", model, ...extra], {
+      SERVICE_HOME: home,
+    });
+
+  test("writes config.json and webui-token (0600) in a 0700 home and prints the login URL", async () => {
+    const r = await onboard();
+    if (r.code !== 0) throw new Error(`exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    expect(mode(home)).toBe(0o700);
+
+    const config = join(home, "config.json");
+    expect(mode(config)).toBe(0o600);
+    expect(JSON.parse(readFileSync(config, "utf8"))).toEqual({ llm: { baseUrl: llm.url, apiKey: "k", model: "m" } });
+
+    const tokenFile = join(home, "webui-token");
+    expect(mode(tokenFile)).toBe(0o600);
+    firstToken = readFileSync(tokenFile, "utf8").trim();
+    expect(firstToken).toMatch(/^[0-9a-f]{64,}$/);
+
+    expect(r.stdout).toMatch(new RegExp(`https?://\\S+/login\\?token=${firstToken}`));
+    // the endpoint was really checked
+    expect(llm.requests.some((q) => q.method === "GET" && q.path === "/v1/models")).toBe(true);
+  });
+
+  test("a second run without --force changes nothing", async () => {
+    const files = ["config.json", "webui-token"].map((f) => join(home, f));
+    const before = files.map((f) => ({ data: readFileSync(f, "utf8"), mtime: statSync(f).mtimeMs }));
+    const r = await onboard([], "other-model");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("--force");
+    expect(files.map((f) => ({ data: readFileSync(f, "utf8"), mtime: statSync(f).mtimeMs }))).toEqual(before);
+  });
+
+  test("--force redoes it and keeps the token", async () => {
+    const r = await onboard(["--force"], "m2");
+    if (r.code !== 0) throw new Error(`exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).llm).toEqual({ baseUrl: llm.url, apiKey: "k", model: "m2" });
+    expect(readFileSync(join(home, "webui-token"), "utf8").trim()).toBe(firstToken);
+    expect(mode(join(home, "config.json"))).toBe(0o600);
+    expect(mode(join(home, "webui-token"))).toBe(0o600);
+    expect(r.stdout).toContain(`/login?token=${firstToken}`);
+  });
+
+  test("--force with a dead endpoint fails with exit 1 and leaves the old files alone", async () => {
+    const before = readFileSync(join(home, "config.json"), "utf8");
+    const dead = `http://127.0.0.1:${closedPort}/v1`;
+    const r = await run(["onboard", "--non-interactive", "--force", "--llm-base-url", dead, "--llm-model", "x"], { SERVICE_HOME: home });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(dead);
+    expect(readFileSync(join(home, "config.json"), "utf8")).toBe(before);
+    expect(readFileSync(join(home, "webui-token"), "utf8").trim()).toBe(firstToken);
+  });
+
+  test("serve on the onboarded home uses its token file and config, and SIGINT stops it", async () => {
+    const s = await startServe({ SERVICE_HOME: home });
+    try {
+      await s.out.waitFor(/instance token: from .*webui-token/);
+      expect(s.out.text).not.toContain(firstToken);
+      expect(s.out.text).toContain("m2");
+      const status = await fetch(`${s.url}/api/status`, { headers: { authorization: `Bearer ${firstToken}` } });
+      expect(status.status).toBe(200);
+      expect(((await status.json()) as any).llm).toEqual({ configured: true, model: "m2" });
+    } finally {
+      s.proc.kill("SIGINT");
+    }
+    expect(await s.proc.exited).toBe(0);
+  });
+});
+
+describe("onboard from the environment", () => {
+  test("LLM_BASE_URL, LLM_API_KEY and LLM_MODEL stand in for the flags", async () => {
+    const home = newHome();
+    const r = await run(["onboard", "--non-interactive"], { SERVICE_HOME: home, LLM_BASE_URL: llm.url, LLM_API_KEY: "ek", LLM_MODEL: "em" });
+    if (r.code !== 0) throw new Error(`exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).llm).toEqual({ baseUrl: llm.url, apiKey: "ek", model: "em" });
+    expect(readFileSync(join(home, "webui-token"), "utf8").trim()).toMatch(/^[0-9a-f]{64,}$/);
+  });
+});
+
+describe("onboard with a wrong endpoint", () => {
+  test("exit 1 with a clear message; nothing is written", async () => {
+    const home = newHome();
+    const dead = `http://127.0.0.1:${closedPort}/v1`;
+    const r = await run(["onboard", "--non-interactive", "--llm-base-url", dead, "--llm-api-key", "k", "--llm-model", "m"], {
+      SERVICE_HOME: home,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(dead);
+    expect(r.stderr).toMatch(/did not answer|unreachable|connect/i);
+    expect(r.stderr).not.toContain("    at "); // a message, not a stack trace
+    expect(existsSync(join(home, "config.json"))).toBe(false);
+    expect(existsSync(join(home, "webui-token"))).toBe(false);
+  });
+});
+
+describe("serve", () => {
+  test("on a never-onboarded home: starts, /health 200, prints the generated token, SIGTERM exits 0", async () => {
+    const home = newHome();
+    const s = await startServe({ SERVICE_HOME: home, CLI_ENABLED: "true" });
+    let stopped = false;
+    try {
+      expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(Number(new URL(s.url).port)).toBeGreaterThan(0);
+      const token = (await s.out.waitFor(/generated for this run, not saved\): ([0-9a-f]{64})/))[1]!;
+
+      const health = await fetch(`${s.url}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: "ok" });
+
+      // the printed token is the instance token
+      const status = await fetch(`${s.url}/api/status`, { headers: { authorization: `Bearer ${token}` } });
+      expect(status.status).toBe(200);
+      const body = (await status.json()) as any;
+      expect(body.llm.configured).toBe(false);
+      expect((await fetch(`${s.url}/api/status`)).status).toBe(401);
+
+      // no LLM: the service still runs and a turn fails, naming what to set
+      const turn = await fetch(`${s.url}/api/v1/responses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", input: "hi" }),
+      });
+      expect(turn.status).toBe(200);
+      const failed = (await turn.json()) as any;
+      expect(failed.status).toBe("failed");
+      expect(failed.error.code).toBe("llm_not_configured");
+      expect(failed.error.message).toContain("LLM_BASE_URL");
+
+      // created what it needs, but never persisted the generated token
+      expect(mode(home)).toBe(0o700);
+      expect(existsSync(join(home, "webui-token"))).toBe(false);
+
+      const signalled = performance.now();
+      s.proc.kill("SIGTERM");
+      stopped = true;
+      expect(await s.proc.exited).toBe(0);
+      // idle: nothing to wait for, so no lingering grace period (it is 5 s when turns are running)
+      expect(performance.now() - signalled).toBeLessThan(4_000);
+      await s.out.done;
+      expect(s.out.text).toContain("stopped");
+      await expect(fetch(`${s.url}/health`)).rejects.toThrow();
+    } finally {
+      if (!stopped) s.proc.kill("SIGKILL");
+    }
+  });
+
+  test("--port and --host flags win over the environment", async () => {
+    const s = await startServe({ SERVICE_HOME: newHome(), GATEWAY_PORT: "1" }, ["--port", "0", "--host", "127.0.0.1"]);
+    try {
+      expect(Number(new URL(s.url).port)).toBeGreaterThan(1);
+      expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    } finally {
+      s.proc.kill("SIGTERM");
+    }
+    expect(await s.proc.exited).toBe(0);
+  });
+
+  test("HTTP_ENABLED=true without HTTP_WEBHOOK_SECRET exits 1 and says why", async () => {
+    const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "0", HTTP_ENABLED: "true" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("HTTP_WEBHOOK_SECRET");
+    expect(r.stdout).not.toContain("listening on");
+  });
+
+  test("invalid configuration exits 1 naming the problem", async () => {
+    const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "abc" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("GATEWAY_PORT");
+    expect(r.stderr).not.toContain("    at ");
+    expect(r.stdout).not.toContain("listening on");
+  });
+});

@@ -1,0 +1,173 @@
+// End to end, as a user runs it: the compiled binary, started from an empty directory with no
+// node_modules, onboarded non-interactively, then driven with the official openai SDK.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, type Subprocess } from "bun";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import OpenAI from "openai";
+import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
+
+const root = resolve(import.meta.dir, "../..");
+const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+
+let llm: ScriptedLLM;
+let dir: string;
+let home: string;
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return spawn([BIN, ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", HOME: dir, SERVICE_HOME: home, GATEWAY_PORT: "0", CLI_ENABLED: "false", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+/** Starts `serve` and resolves once it prints its URL (readiness, not a sleep). */
+async function serve(env: Record<string, string> = {}): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; url: string; output: () => string }> {
+  const proc = run(["serve"], env) as Subprocess<"ignore", "pipe", "pipe">;
+  const reader = proc.stdout.getReader();
+  let out = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`serve exited early: ${out}\n${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+    const m = /listening on (http:\/\/\S+)/.exec(out);
+    if (m) {
+      // keep draining stdout so the process never blocks on a full pipe
+      void (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          out += new TextDecoder().decode(value);
+        }
+      })();
+      return { proc, url: m[1]!, output: () => out };
+    }
+  }
+}
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) {
+    const build = Bun.spawnSync(["bun", "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+    if (build.exitCode !== 0) throw new Error("bun run build failed");
+  }
+  llm = await startScriptedLLM();
+  dir = mkdtempSync(join(tmpdir(), "service-e2e-"));
+  home = join(dir, "home");
+});
+
+afterAll(async () => {
+  await llm.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the compiled binary", () => {
+  let token: string;
+  let url: string;
+  let proc: Subprocess;
+  let client: OpenAI;
+  let firstId: string;
+
+  test("onboards non-interactively and writes the home with safe modes", async () => {
+    const p = run(["onboard", "--non-interactive", "--llm-base-url", llm.url, "--llm-api-key", "k", "--llm-model", "scripted-model"]);
+    const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+    expect(code).toBe(0);
+    token = readFileSync(join(home, "webui-token"), "utf8").trim();
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(out).toContain(`/login?token=${token}`);
+    expect(statSync(home).mode & 0o777).toBe(0o700);
+    expect(statSync(join(home, "webui-token")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, "config.json")).mode & 0o777).toBe(0o600);
+  });
+
+  test("serves the Responses API to the official openai SDK", async () => {
+    ({ proc, url } = await serve());
+    client = new OpenAI({ baseURL: `${url}/api/v1`, apiKey: token });
+    llm.enqueue({ text: "Hello from the binary." });
+    const r = await client.responses.create({ model: "my-hint", input: "Say hello" });
+    expect(r.status).toBe("completed");
+    expect(r.model).toBe("my-hint");
+    expect(r.output_text).toBe("Hello from the binary.");
+    expect(r.id).toMatch(/^resp_[0-9a-f]{64}$/);
+    firstId = r.id;
+    const sent = llm.lastChat();
+    expect(sent.model).toBe("scripted-model");
+    expect(sent.messages.at(-1)).toEqual({ role: "user", content: "Say hello" });
+  });
+
+  test("streams with responses.stream() and continues the thread", async () => {
+    llm.enqueue({ text: "Streaming works fine." });
+    const deltas: string[] = [];
+    const stream = client.responses.stream({ model: "my-hint", input: "And now?", previous_response_id: firstId });
+    stream.on("response.output_text.delta", (e) => deltas.push(e.delta));
+    const final = await stream.finalResponse();
+    expect(deltas.join("")).toBe("Streaming works fine.");
+    expect(final.output_text).toBe("Streaming works fine.");
+    expect(final.id.slice(37)).toBe(firstId.slice(37)); // same thread
+    expect(llm.lastChat().messages.map((m: any) => m.content)).toContain("Hello from the binary.");
+  });
+
+  test("runs a caller tool round trip", async () => {
+    const tools = [
+      { type: "function" as const, name: "get_weather", description: "Weather for a city", strict: false, parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+    ];
+    llm.enqueue({ toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] }, { text: "It is sunny in Oslo." });
+    const first = await client.responses.create({ model: "m", input: "Weather in Oslo?", tools });
+    const call = first.output.find((o) => o.type === "function_call");
+    expect(call?.type === "function_call" && call.name).toBe("get_weather");
+    if (call?.type !== "function_call") throw new Error("no call");
+    expect(JSON.parse(call.arguments)).toEqual({ city: "Oslo" });
+    const second = await client.responses.create({
+      model: "m",
+      previous_response_id: first.id,
+      tools,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "sunny, 21 C" }],
+    });
+    expect(second.output_text).toBe("It is sunny in Oslo.");
+    expect(llm.lastChat().messages.at(-1)).toEqual({ role: "tool", tool_call_id: call.call_id, content: "sunny, 21 C" });
+  });
+
+  test("stops cleanly on SIGTERM and keeps every acknowledged response", async () => {
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const again = await serve();
+    const c = new OpenAI({ baseURL: `${again.url}/api/v1`, apiKey: token });
+    const r = await c.responses.retrieve(firstId);
+    expect(r.status).toBe("completed");
+    expect(r.output_text).toBe("Hello from the binary.");
+    proc = again.proc;
+    url = again.url;
+  });
+
+  test("a turn in flight at SIGTERM is stored as failed, not lost", async () => {
+    llm.enqueue({ hang: true });
+    const before = llm.chatRequests().length;
+    const res = await fetch(`${url}/api/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", input: "this will be interrupted", stream: true }),
+    });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const id = /"id":"(resp_[0-9a-f]{64})"/.exec(first)![1]!;
+    await llm.waitForRequests(before + 1);
+    proc.kill("SIGTERM");
+    let rest = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    expect(rest).toContain("event: response.failed");
+    expect(await proc.exited).toBe(0);
+    const again = await serve();
+    const got = await fetch(`${again.url}/api/v1/responses/${id}`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await got.json()) as any;
+    expect(body.status).toBe("failed");
+    expect(body.error.code).toBe("cancelled");
+    again.proc.kill("SIGTERM");
+    expect(await again.proc.exited).toBe(0);
+  }, 20_000);
+});
