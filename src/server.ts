@@ -93,7 +93,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         port: config.gateway.port,
         fetch(request, server) {
           steward.touch();
-          return app.fetch(request, server);
+          return app.fetch(request);
         },
         // a non-streaming turn may run 120 s (revision A) before the first byte
         idleTimeout: 240,

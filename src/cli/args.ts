@@ -13,7 +13,7 @@ export class UsageError extends Error {
 export function parseFlags<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, usage: string) {
   try {
     return parseArgs({ args: argv, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false })
-      .values as Record<keyof T | "help", string | boolean | undefined>;
+      .values as unknown as Record<keyof T | "help", string | boolean | undefined>;
   } catch (e) {
     throw new UsageError((e as Error).message, usage);
   }

@@ -160,7 +160,7 @@ async function askLlm(given: LlmChoice): Promise<LlmChoice | undefined> {
       if (stop(model)) return undefined;
       return { baseUrl, apiKey: apiKey || undefined, model: model as string };
     }
-    spin.stop(`The endpoint did not answer: ${check.error}`, 1);
+    spin.error(`The endpoint did not answer: ${check.error}`);
     const again = await p.confirm({ message: "Enter the endpoint again? (No keeps it unchecked)", initialValue: true });
     if (stop(again)) return undefined;
     if (!again) {

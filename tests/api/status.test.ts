@@ -91,7 +91,7 @@ describe("status and routing", () => {
     for (const path of targets) {
       for (const body of bodies) {
         for (const contentType of ["application/json", "application/octet-stream", "text/plain"]) {
-          const res = await t.api(path, { method: "POST", body: body as BodyInit, headers: { "content-type": contentType } });
+          const res = await t.api(path, { method: "POST", body: body as Bun.BodyInit, headers: { "content-type": contentType } });
           const text = await res.text();
           if (res.status >= 500 || res.status < 400) throw new Error(`${path} ${contentType}: ${res.status} ${text.slice(0, 200)}`);
           const parsed = JSON.parse(text);

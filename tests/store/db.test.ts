@@ -111,6 +111,7 @@ describe("commitTurn is atomic", () => {
     response: {
       id: responseId,
       status: "completed",
+      meta: null,
       model: "m",
       error: null,
       inputTokens: 1,

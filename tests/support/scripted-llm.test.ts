@@ -228,7 +228,7 @@ describe("scripting and recording", () => {
   test("unknown routes give 404 JSON", async () => {
     const res = await fetch(`${llm.url}/nope`);
     expect(res.status).toBe(404);
-    expect((await res.json()).error.message).toContain("/v1/nope");
+    expect(((await res.json()) as any).error.message).toContain("/v1/nope");
   });
 
   test("models list", async () => {

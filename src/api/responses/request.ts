@@ -51,12 +51,12 @@ export function parseResponsesRequest(body: Record<string, unknown>, revision: R
     if (field === "input" && body.input === undefined) throw new InvalidRequest("`input` is required.");
     throw new InvalidRequest(`\`${field}\` is malformed: ${first!.message.toLowerCase()}.`);
   }
-  const present = (k: string) => body[k] !== undefined && body[k] !== null;
+  const present = (k: keyof ResponsesRequest) => body[k] !== undefined && body[k] !== null;
 
   let model: string;
   if (revision === "A") {
     if (present("model") && body.model !== "default") throw new InvalidRequest('`model` must be "default".');
-    for (const f of ["tool_choice", "temperature", "max_output_tokens"]) {
+    for (const f of ["tool_choice", "temperature", "max_output_tokens"] as const) {
       if (present(f)) throw new InvalidRequest(`\`${f}\` is not supported.`);
     }
     model = "default";

@@ -60,7 +60,7 @@ async function expectRejected(
   return body;
 }
 
-async function raw(t: TestService, body: BodyInit, contentType = "application/json") {
+async function raw(t: TestService, body: Bun.BodyInit, contentType = "application/json") {
   const res = await t.api("/api/v1/responses", { method: "POST", body, headers: { "content-type": contentType } });
   const text = await res.text();
   let parsed: any = text;

@@ -356,6 +356,7 @@ describe("keepalive", () => {
         id: "resp_k",
         threadId: "t",
         createdAt: 1,
+        tools: [],
         model: "m",
         status: "completed",
         error: null,
