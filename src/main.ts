@@ -1,12 +1,14 @@
 #!/usr/bin/env bun
 import { UsageError } from "./cli/args";
-import { onboard } from "./cli/onboard";
-import { serve } from "./cli/serve";
 import { USAGE } from "./cli/usage";
 import { ConfigError } from "./errors";
 import { VERSION } from "./version";
 
-const commands: Record<string, (argv: string[]) => Promise<number>> = { onboard, serve };
+// Loaded on demand: `serve` need not carry the onboarding prompts in memory, nor the reverse.
+const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
+  onboard: async () => (await import("./cli/onboard")).onboard,
+  serve: async () => (await import("./cli/serve")).serve,
+};
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -18,12 +20,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`service ${VERSION}\n`);
     return 0;
   }
-  const run = commands[command];
-  if (!run) {
+  const load = commands[command];
+  if (!load) {
     process.stderr.write(`service: unknown command or flag '${command}'\n\n${USAGE}`);
     return 2;
   }
-  return run(rest);
+  return (await load())(rest);
 }
 
 try {

@@ -9,7 +9,7 @@ export function startMemorySteward(intervalMs = 1_000): { touch(): void; stop():
   const timer = setInterval(() => {
     if (!busy) return;
     busy = false;
-    Bun.gc(false);
+    Bun.gc(true);
   }, intervalMs);
   timer.unref();
   return {
