@@ -11,6 +11,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
 };
 
 async function main(argv: string[]): Promise<number> {
+  process.umask(0o077); // everything the service writes (database, tokens, files) is private
   const [command, ...rest] = argv;
   if (!command || command === "--help" || command === "-h" || command === "help") {
     process.stdout.write(USAGE);
