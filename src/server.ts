@@ -16,6 +16,9 @@ import type { Llm } from "./llm/types";
 import { openDatabase, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
+import { builtinTools } from "./tools/builtin";
+import { noSafety } from "./safety/safety";
+import { approvalPolicies } from "./agent/policy";
 import { startMemorySteward } from "./memory-steward";
 import { VERSION } from "./version";
 
@@ -69,7 +72,18 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
   const llm = opts.llm ?? openAiLlm(config.llm);
   const tools = new ToolRegistry();
-  const agent = new Agent({ db: database.db, llm, tools, identity: noIdentity, maxSteps: config.agent.maxSteps });
+  for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm })) tools.register(tool);
+  let publicUrl = "";
+  const agent = new Agent({
+    db: database.db,
+    llm,
+    tools,
+    identity: noIdentity,
+    maxSteps: config.agent.maxSteps,
+    safety: noSafety,
+    ...approvalPolicies(database.db, config),
+    gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
+  });
   const services: Services = {
     config,
     db: database.db,
@@ -102,6 +116,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     : undefined;
   const port = server?.port ?? 0;
   const url = `http://${config.gateway.host.includes(":") ? `[${config.gateway.host}]` : config.gateway.host}:${port}`;
+  publicUrl = url;
   if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
 
   let stopping: Promise<void> | undefined;

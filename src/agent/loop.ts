@@ -1,5 +1,7 @@
+import type { ApprovalPolicy } from "../config/schema";
 import { TurnError } from "../errors";
-import type { Llm } from "../llm/types";
+import type { ChatMessage, Llm } from "../llm/types";
+import type { Safety } from "../safety/safety";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool, ToolContext } from "../tools/tool";
 import { toChatMessages } from "./history";
@@ -15,6 +17,8 @@ export type AgentEvent =
   | { type: "tool.completed"; item: FunctionCallOutputItem; isError: boolean }
   /** A caller-supplied tool was called: the turn pauses after this event. */
   | { type: "function_call"; item: FunctionCallItem }
+  /** A built-in tool needs the user's approval: the turn pauses after this event. */
+  | { type: "approval.required"; call: PendingCall }
   | { type: "usage"; inputTokens: number; outputTokens: number };
 
 export interface LoopInput {
@@ -30,13 +34,22 @@ export interface LoopInput {
   ctx: ToolContext;
   /** Items this turn produces are appended here as they finish, so a failure keeps them. */
   produced: ConversationItem[];
+  safety: Safety;
+  /** The approval policy of a built-in tool for this user. */
+  policy: (toolName: string) => ApprovalPolicy;
+  /** A call the user decided on (resuming an approval gate). */
+  decision?: { callId: string; approve: boolean };
 }
 
 /** How the loop stopped: finished, or paused on a caller tool with calls still pending. */
-export type LoopOutcome = { kind: "done" } | { kind: "paused"; call: FunctionCallItem; pending: PendingCall[] };
+export type LoopOutcome =
+  | { kind: "done" }
+  | { kind: "paused"; call: FunctionCallItem; pending: PendingCall[] }
+  /** Waiting for approval of `call`; `pending` starts with it. */
+  | { kind: "approval"; call: PendingCall; pending: PendingCall[] };
 
 export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, LoopOutcome> {
-  const { llm, tools, external, ctx, produced } = input;
+  const { llm, tools, external, ctx, produced, safety } = input;
   const externalNames = new Set(external.map((t) => t.name));
   const toolSpecs = [...tools.specs(), ...external];
   let pending = input.pending;
@@ -44,8 +57,14 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
   for (let step = 0; ; step++) {
     while (pending.length) {
       const [call, ...rest] = pending as [PendingCall, ...PendingCall[]];
-      pending = rest;
       const isExternal = externalNames.has(call.name);
+      const decided = input.decision?.callId === call.call_id ? input.decision : undefined;
+      const policy = isExternal || decided ? "auto" : input.policy(call.name);
+      if (policy === "ask") {
+        yield { type: "approval.required", call };
+        return { kind: "approval", call, pending };
+      }
+      pending = rest;
       const item: FunctionCallItem = { type: "function_call", id: itemId(), ...call, external: isExternal };
       produced.push(item);
       if (isExternal) {
@@ -53,8 +72,14 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
         return { kind: "paused", call: item, pending };
       }
       yield { type: "tool.started", item };
-      const result = await tools.run(call.name, call.arguments, ctx);
-      const output: FunctionCallOutputItem = { type: "function_call_output", id: itemId(), call_id: call.call_id, output: result.output };
+      const result =
+        decided?.approve === false
+          ? { output: `Error: the user denied this call of ${call.name}.`, isError: true }
+          : policy === "deny"
+            ? { output: `Error: ${call.name} is disabled by the operator's policy.`, isError: true }
+            : await tools.run(call.name, call.arguments, ctx);
+      const text = safety.toolOutput(call.name, safety.redact(result.output));
+      const output: FunctionCallOutputItem = { type: "function_call_output", id: itemId(), call_id: call.call_id, output: text };
       produced.push(output);
       yield { type: "tool.completed", item: output, isError: result.isError };
     }
@@ -62,16 +87,22 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     if (step >= input.maxSteps) {
       throw new TurnError("max_steps", `The agent stopped after ${input.maxSteps} model steps without an answer.`);
     }
-    const messages = [{ role: "system" as const, content: input.system }, ...toChatMessages([...input.history, ...produced])];
+    const messages = redactMessages(
+      [{ role: "system" as const, content: input.system }, ...toChatMessages([...input.history, ...produced])],
+      safety,
+    );
     let message: MessageItem | undefined;
+    const redactor = safety.streamRedactor();
     for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal })) {
       if (ev.type === "text") {
         if (!message) {
           message = { type: "message", id: itemId(), role: "assistant", content: "" };
           yield { type: "message.started", itemId: message.id };
         }
-        message.content += ev.delta;
-        yield { type: "text.delta", itemId: message.id, delta: ev.delta };
+        const delta = redactor.push(ev.delta);
+        if (!delta) continue;
+        message.content += delta;
+        yield { type: "text.delta", itemId: message.id, delta };
       } else if (ev.type === "usage") {
         yield ev;
       } else {
@@ -79,9 +110,28 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       }
     }
     if (message) {
+      const tail = redactor.flush();
+      if (tail) {
+        message.content += tail;
+        yield { type: "text.delta", itemId: message.id, delta: tail };
+      }
       produced.push(message);
       yield { type: "message.completed", item: message };
     }
     if (!pending.length) return { kind: "done" };
   }
+}
+
+/** Nothing that looks like a credential reaches the model, whoever wrote it. */
+function redactMessages(messages: ChatMessage[], safety: Safety): ChatMessage[] {
+  return messages.map((m) => {
+    if (m.role === "assistant") {
+      return {
+        ...m,
+        content: m.content === null ? null : safety.redact(m.content),
+        ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: safety.redact(c.function.arguments) } })) } : {}),
+      };
+    }
+    return { ...m, content: safety.redact(m.content) };
+  });
 }

@@ -1,5 +1,7 @@
 import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../errors";
+import type { ApprovalPolicy } from "../config/schema";
 import type { Llm } from "../llm/types";
+import type { Safety } from "../safety/safety";
 import { commitTurn, getGate, getThread, loadItems, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
@@ -16,7 +18,16 @@ export interface AgentDeps {
   tools: ToolRegistry;
   identity: IdentitySource;
   maxSteps: number;
+  safety: Safety;
+  /** The approval policies in force for a user: tool name → policy. */
+  policies: (userId: string) => Promise<(toolName: string) => ApprovalPolicy>;
+  /** Remembers "always allow" for a user's tool. */
+  allowAlways: (userId: string, toolName: string) => Promise<void>;
+  /** Where a person resolves a gate of this thread (the web UI). */
+  gateUrl: (threadId: string) => string;
 }
+
+export type ApprovalDecision = "approve" | "deny" | "always";
 
 export interface TurnRequest {
   userId: string;
@@ -32,6 +43,13 @@ export interface TurnRequest {
   timeoutMs?: number;
   /** Facts of the request the channel wants back when the response is read again. */
   meta?: Record<string, unknown>;
+  /** Resolves the approval gate the thread waits on, instead of adding messages. */
+  approval?: ApprovalDecision;
+  /**
+   * Whether the channel shows gates to a person (web UI, TUI). When it does not (the
+   * Responses API), a turn that reaches an approval gate fails with approval_required.
+   */
+  surfacesGates?: boolean;
 }
 
 export interface TurnResult {
@@ -80,7 +98,7 @@ export class Agent {
     const base = { id, threadId, createdAt, model: req.model };
     if (!req.threadId) {
       // a new thread has no gate: a function_call_output on it answers nothing (400)
-      checkResume(req, undefined);
+      checkResume(req, undefined, this.deps.gateUrl(threadId));
       // locked too: a follow-up naming this turn's id (streamed in response.created) waits for it
       const release = await this.#locks.acquire(threadId);
       return this.#turn(req, base, { isNew: true, history: [], gate: undefined, tools: undefined }, release);
@@ -94,7 +112,7 @@ export class Agent {
         return notFoundTurn(base);
       }
       const gate = await getGate(this.deps.db, threadId);
-      checkResume(req, gate);
+      checkResume(req, gate, this.deps.gateUrl(threadId));
       const history = await loadItems(this.deps.db, threadId);
       const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : undefined;
       return this.#turn(req, base, { isNew: false, history, gate, tools }, release);
@@ -166,12 +184,28 @@ export class Agent {
             maxSteps: deps.maxSteps,
             ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
             produced,
+            safety: deps.safety,
+            policy: await deps.policies(req.userId),
+            decision: req.approval && state.gate ? { callId: state.gate.callId, approve: req.approval !== "deny" } : undefined,
           });
+          if (req.approval === "always" && state.gate?.details?.tool) {
+            await deps.allowAlways(req.userId, String(state.gate.details.tool));
+          }
           for (;;) {
             const next = await loop.next();
             if (next.done) {
-              if (next.value.kind === "paused") {
-                gate = { kind: "external_tool", callId: next.value.call.call_id, responseId: base.id, pending: next.value.pending };
+              const out = next.value;
+              if (out.kind === "paused") {
+                gate = { kind: "external_tool", callId: out.call.call_id, responseId: base.id, pending: out.pending };
+              } else if (out.kind === "approval") {
+                const details = { tool: out.call.name, arguments: out.call.arguments };
+                gate = { kind: "approval", callId: out.call.call_id, responseId: base.id, pending: out.pending, details };
+                if (!req.surfacesGates) {
+                  error = {
+                    code: "approval_required",
+                    message: `The tool ${out.call.name} needs approval. Approve or deny it in the web UI at ${deps.gateUrl(base.threadId)} or in the terminal UI; the turn goes on from there.`,
+                  };
+                }
               }
               break;
             }
@@ -223,18 +257,25 @@ export class Agent {
   }
 }
 
-function checkResume(req: TurnRequest, gate: Gate | undefined): void {
+function checkResume(req: TurnRequest, gate: Gate | undefined, gateUrl: string): void {
+  if (req.approval) {
+    if (gate?.kind !== "approval") throw new InvalidRequest("No tool call is waiting for approval on this thread.");
+    if (req.toolOutputs.length || req.messages.length) {
+      throw new InvalidRequest("Resolve the approval on its own, then send new messages.");
+    }
+    return;
+  }
   if (req.toolOutputs.length === 0) {
     if (gate?.kind === "external_tool") {
       throw new InvalidRequest(
         `This thread is waiting for the output of call ${gate.callId}; send a function_call_output item with that call_id first.`,
       );
     }
-    if (gate) throw new InvalidRequest(gateElsewhere(gate));
+    if (gate) throw new InvalidRequest(gateElsewhere(gate, gateUrl));
     return;
   }
   if (!gate) throw new InvalidRequest("No tool call is waiting for output on this thread.");
-  if (gate.kind !== "external_tool") throw new InvalidRequest(gateElsewhere(gate));
+  if (gate.kind !== "external_tool") throw new InvalidRequest(gateElsewhere(gate, gateUrl));
   if (req.toolOutputs.length > 1) {
     throw new InvalidRequest(`Only one function_call_output is expected: the thread waits for call ${gate.callId}.`);
   }
@@ -244,8 +285,9 @@ function checkResume(req: TurnRequest, gate: Gate | undefined): void {
   }
 }
 
-function gateElsewhere(gate: Gate): string {
-  return `This thread waits on a pending ${gate.kind} gate; resolve it in the web UI or another channel first.`;
+function gateElsewhere(gate: Gate, url: string): string {
+  const what = gate.kind === "approval" ? `approval of ${String(gate.details?.tool ?? "a tool call")}` : `${gate.kind} gate`;
+  return `This thread waits on a pending ${what}; resolve it in the web UI at ${url} or another channel first.`;
 }
 
 function titleOf(req: TurnRequest): string | undefined {

@@ -90,21 +90,39 @@ export function envLayer(env: Env): ConfigLayer {
       rateLimit: int(env.RESPONSES_RATE_LIMIT, "RESPONSES_RATE_LIMIT"),
     },
     agent: { maxSteps: int(env.AGENT_MAX_STEPS, "AGENT_MAX_STEPS") },
+    memory: { embeddingModel: str(env.LLM_EMBEDDING_MODEL) },
+    tools: {
+      approval: Object.fromEntries(
+        (env.TOOLS_ASK ?? "")
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean)
+          .map((n) => [n, "ask" as const]),
+      ),
+      web: { allowPrivate: bool(env.WEB_FETCH_ALLOW_PRIVATE, "WEB_FETCH_ALLOW_PRIVATE"), searchUrl: str(env.WEB_SEARCH_URL) },
+    },
   };
 }
 
-/** Layers later win; undefined values never override. */
+/** Layers later win; objects merge key by key; undefined values never override. */
 export function mergeLayers(...layers: ConfigLayer[]): Config {
-  const out = structuredClone(DEFAULTS) as Record<string, Record<string, unknown>>;
+  const out = structuredClone(DEFAULTS) as Record<string, unknown>;
   for (const layer of layers) {
     for (const [section, values] of Object.entries(layer ?? {})) {
-      if (!values || typeof values !== "object" || !(section in out)) continue;
-      for (const [key, value] of Object.entries(values)) {
-        if (value !== undefined) out[section]![key] = value;
-      }
+      if (section in out && isPlainObject(values)) deepMerge(out[section] as Record<string, unknown>, values);
     }
   }
   return out as unknown as Config;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+function deepMerge(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (isPlainObject(value) && isPlainObject(target[key])) deepMerge(target[key] as Record<string, unknown>, value);
+    else target[key] = structuredClone(value);
+  }
 }
 
 export function validateConfig(config: Config): Config {

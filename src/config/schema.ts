@@ -1,5 +1,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 
+export const ApprovalPolicy = Type.Union([Type.Literal("auto"), Type.Literal("ask"), Type.Literal("deny")]);
+export type ApprovalPolicy = Static<typeof ApprovalPolicy>;
+
 /** The one shape of the service's configuration; `config.json` holds any part of it. */
 export const ConfigSchema = Type.Object({
   llm: Type.Object({
@@ -31,6 +34,22 @@ export const ConfigSchema = Type.Object({
   agent: Type.Object({
     maxSteps: Type.Integer({ minimum: 1, maximum: 200 }),
   }),
+  memory: Type.Object({
+    /** Embedding model on the LLM endpoint's /embeddings; without one, search is full-text only. */
+    embeddingModel: Type.Optional(Type.String({ minLength: 1 })),
+  }),
+  tools: Type.Object({
+    /** Approval policy per tool name; tools not listed run without asking. */
+    approval: Type.Record(Type.String(), ApprovalPolicy),
+    web: Type.Object({
+      /** Lets web_fetch reach loopback, private and link-local addresses. */
+      allowPrivate: Type.Boolean(),
+      /** Host names web_fetch may reach even when they resolve to private addresses. */
+      allowHosts: Type.Array(Type.String()),
+      /** A SearXNG instance for web_search; without one, web_search is absent. */
+      searchUrl: Type.Optional(Type.String({ minLength: 1 })),
+    }),
+  }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -42,7 +61,10 @@ export const DEFAULTS: Config = {
   http: { enabled: false, host: "0.0.0.0", port: 8080 },
   responses: { revision: "B", rateLimit: 30 },
   agent: { maxSteps: 16 },
+  memory: {},
+  tools: { approval: {}, web: { allowPrivate: false, allowHosts: [] } },
 };
 
 /** A partial config, as found in config.json, the environment or flags. */
-export type ConfigLayer = { [K in keyof Config]?: Partial<Config[K]> };
+export type ConfigLayer = { [K in keyof Config]?: DeepPartial<Config[K]> };
+type DeepPartial<T> = T extends unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
@@ -93,3 +93,15 @@ export const gates = sqliteTable("gates", {
   data: text("data").notNull(),
   createdAt: integer("created_at").notNull(),
 });
+
+/** A user's own approval decisions ("always allow"), over the operator's configured policies. */
+export const toolPolicies = sqliteTable(
+  "tool_policies",
+  {
+    userId: text("user_id").notNull(),
+    tool: text("tool").notNull(),
+    policy: text("policy", { enum: ["auto", "ask", "deny"] }).notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.tool] })],
+);

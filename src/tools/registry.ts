@@ -2,6 +2,14 @@ import { Value } from "@sinclair/typebox/value";
 import type { ToolSpec } from "../llm/types";
 import type { Tool, ToolContext } from "./tool";
 
+/** Tool output longer than this is cut, here and only here, with a marker saying so. */
+export const MAX_TOOL_OUTPUT_CHARS = 32_000;
+
+export function truncateOutput(output: string, max = MAX_TOOL_OUTPUT_CHARS): string {
+  if (output.length <= max) return output;
+  return `${output.slice(0, max)}\n[output truncated: ${output.length - max} more characters]`;
+}
+
 /** Name prefixes reserved for agent capabilities; caller tools may not use them. */
 export const RESERVED_PREFIXES = ["mission_", "skill_", "memory_"] as const;
 
@@ -54,10 +62,10 @@ export class ToolRegistry {
       return { output: `Error: invalid arguments for ${name}: ${problems}.`, isError: true };
     }
     try {
-      return { output: await tool.execute(args, ctx), isError: false };
+      return { output: truncateOutput(await tool.execute(args, ctx)), isError: false };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-      return { output: `Error: ${name} failed: ${(e as Error).message ?? String(e)}`, isError: true };
+      return { output: truncateOutput(`Error: ${name} failed: ${(e as Error).message ?? String(e)}`), isError: true };
     }
   }
 }

@@ -142,6 +142,11 @@ describe("layering", () => {
       HTTP_WEBHOOK_SECRET: "s",
       RESPONSES_API_REVISION: "a",
       RESPONSES_RATE_LIMIT: "0",
+      AGENT_MAX_STEPS: "5",
+      LLM_EMBEDDING_MODEL: "emb",
+      TOOLS_ASK: "file_write, web_fetch",
+      WEB_FETCH_ALLOW_PRIVATE: "true",
+      WEB_SEARCH_URL: "http://searx",
     };
     expect(loadConfig(home(), env)).toEqual({
       llm: { baseUrl: "http://llm/v1", apiKey: "k", model: "m" },
@@ -150,8 +155,15 @@ describe("layering", () => {
       cli: { enabled: false },
       http: { enabled: true, host: "127.0.0.1", port: 9090, webhookSecret: "s" },
       responses: { revision: "A", rateLimit: 0 },
-      agent: { maxSteps: DEFAULTS.agent.maxSteps },
+      agent: { maxSteps: 5 },
+      memory: { embeddingModel: "emb" },
+      tools: { approval: { file_write: "ask", web_fetch: "ask" }, web: { allowPrivate: true, allowHosts: [], searchUrl: "http://searx" } },
     });
+  });
+
+  test("TOOLS_ASK adds to the approval policies of config.json rather than replacing them", () => {
+    const paths = home({ tools: { approval: { file_delete: "deny" } } });
+    expect(loadConfig(paths, { TOOLS_ASK: "file_write" }).tools.approval).toEqual({ file_delete: "deny", file_write: "ask" });
   });
 
   test("OPENAI_BASE_URL and OPENAI_API_KEY are fallbacks for LLM_BASE_URL and LLM_API_KEY", () => {
