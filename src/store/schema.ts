@@ -105,3 +105,35 @@ export const toolPolicies = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.tool] })],
 );
+
+/** Work queued by a channel (the webhook): stored before it is acknowledged, run in order. */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull(),
+    /** The service user the job runs as. */
+    userId: text("user_id").notNull(),
+    source: text("source").notNull(),
+    /** Who sent it, as the channel names them (the webhook's `user_id`). */
+    sender: text("sender").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    threadId: text("thread_id"),
+    message: text("message").notNull(),
+    metadata: text("metadata"),
+    status: text("status", { enum: ["queued", "running", "completed", "failed"] }).notNull(),
+    response: text("response"),
+    responseId: text("response_id"),
+    error: text("error"),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+  },
+  (t) => [
+    uniqueIndex("jobs_id").on(t.id),
+    index("jobs_status").on(t.status, t.seq),
+    index("jobs_user").on(t.userId, t.seq),
+    index("jobs_conversation").on(t.userId, t.sender, t.conversationId),
+  ],
+);
