@@ -20,6 +20,7 @@ import { builtinTools } from "./tools/builtin";
 import { noSafety } from "./safety/safety";
 import { approvalPolicies } from "./agent/policy";
 import { startMemorySteward } from "./memory-steward";
+import { startWebhookChannel } from "./channels/webhook/listener";
 import { VERSION } from "./version";
 
 /** How long running turns may go on after SIGTERM before they are cancelled. */
@@ -40,6 +41,8 @@ export function resolveInstanceToken(env: Env, config: Config, paths: Paths): { 
 
 export interface RunningService {
   url: string;
+  /** The webhook channel's base URL, when it is enabled. */
+  webhookUrl?: string;
   port: number;
   config: Config;
   token: { token: string; source: TokenSource };
@@ -117,11 +120,13 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const port = server?.port ?? 0;
   const url = `http://${config.gateway.host.includes(":") ? `[${config.gateway.host}]` : config.gateway.host}:${port}`;
   publicUrl = url;
+  const webhook = config.http.enabled ? await startWebhookChannel(config, database.db, agent, log) : undefined;
   if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
 
   let stopping: Promise<void> | undefined;
   return {
     url,
+    webhookUrl: webhook?.url,
     port,
     config,
     token,
@@ -129,12 +134,15 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     stop() {
       stopping ??= (async () => {
         // stop listening; the promise resolves once every open response has been sent
-        const drained = server?.stop(false) ?? Promise.resolve();
+        const drained = Promise.all([server?.stop(false), webhook?.server.stop(false)]);
+        const worker = webhook?.worker.stop();
         // let running turns finish for a moment, then cancel what is left; all of it is stored
         await settledWithin(agent.idle(), SHUTDOWN_GRACE_MS);
         await agent.cancelAll("The service is shutting down.");
+        await worker;
         await settledWithin(drained, 2_000);
         void server?.stop(true);
+        void webhook?.server.stop(true);
         steward.stop();
         database.close();
       })();

@@ -1,4 +1,5 @@
 import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../errors";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Llm } from "../llm/types";
 import type { Safety } from "../safety/safety";
@@ -43,6 +44,8 @@ export interface TurnRequest {
   timeoutMs?: number;
   /** Facts of the request the channel wants back when the response is read again. */
   meta?: Record<string, unknown>;
+  /** Writes of the channel committed in the same transaction as the turn. */
+  commitAlso?: (result: TurnResult) => BatchItem<"sqlite">[];
   /** Resolves the approval gate the thread waits on, instead of adding messages. */
   approval?: ApprovalDecision;
   /**
@@ -241,6 +244,7 @@ export class Agent {
             },
             items: produced.map((item, i) => ({ seq: state.history.length + i, item })),
             gate,
+            also: req.commitAlso?.(result),
           });
         } catch (e) {
           const failure = new Unavailable(`The database could not store the turn: ${(e as Error).message}`);

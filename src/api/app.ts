@@ -3,6 +3,7 @@ import { adminRoutes } from "./admin/users";
 import { envelope, errorResponse } from "./envelope";
 import { MAX_BODY_BYTES } from "./body";
 import { proxyRoutes } from "./proxy";
+import { jobsRoutes } from "../gateway/jobs";
 import { responsesRoutes } from "./responses/routes";
 import type { Services } from "./services";
 import { statusRoutes } from "./status";
@@ -24,7 +25,8 @@ export function createApp(s: Services) {
     .use(statusRoutes(s))
     .use(responsesRoutes(s))
     .use(adminRoutes(s))
-    .use(proxyRoutes(s));
+    .use(proxyRoutes(s))
+    .use(jobsRoutes(s));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,4 +1,5 @@
 import { asc, eq } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { ConversationItem, PendingCall } from "../agent/items";
 import type { Db } from "./db";
 import { gates, items, responses, threads } from "./schema";
@@ -58,6 +59,8 @@ export interface TurnRecord {
   items: { seq: number; item: ConversationItem }[];
   /** The gate the thread waits on after this turn, or null when it waits on nothing. */
   gate: Gate | null;
+  /** Writes of the channel that belong to the same transaction (e.g. finishing a job). */
+  also?: BatchItem<"sqlite">[];
 }
 
 export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
@@ -104,5 +107,6 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
     db.insert(responses).values({ ...t.response, threadId: t.thread.id, userId: t.thread.userId }),
     ...(itemRows.length ? [db.insert(items).values(itemRows)] : []),
     ...gateWrites,
+    ...(t.also ?? []),
   ]);
 }

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { userContextBlock } from "../../agent/context";
 import { threadOfResponse } from "../../agent/ids";
 import { InvalidRequest } from "../../errors";
 import { parseCallerTools } from "../../tools/caller";
@@ -80,9 +81,13 @@ export function parseResponsesRequest(body: Record<string, unknown>, revision: R
     throw new InvalidRequest("A function_call_output needs `previous_response_id` naming the response that asked for it.");
   }
   const context = present("x_context") ? body.x_context : present("context") ? body.context : undefined;
+  if (context !== undefined) {
+    if (!context || typeof context !== "object" || Array.isArray(context)) throw new InvalidRequest("`x_context` must be a JSON object.");
+    if (Buffer.byteLength(JSON.stringify(context)) > MAX_CONTEXT_BYTES) throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
+  }
   const blocks = [
     ...[...system, ...(instructions ? [instructions] : [])].map((s) => `<instructions>\n${s}\n</instructions>`),
-    ...(context !== undefined ? [userContextBlock(context)] : []),
+    ...(context !== undefined ? [userContextBlock(context as Record<string, unknown>)] : []),
   ];
   if (blocks.length) {
     const prefix = blocks.join("\n\n") + "\n\n";
@@ -163,23 +168,4 @@ function messageText(content: unknown, at: string): string {
       .join("\n");
   }
   throw new InvalidRequest(`\`${at}.content\` must be a string.`);
-}
-
-/** A flat map of key → object, one section per key; deeper values as raw JSON. */
-function userContextBlock(context: unknown): string {
-  if (!context || typeof context !== "object" || Array.isArray(context)) {
-    throw new InvalidRequest("`x_context` must be a JSON object.");
-  }
-  const json = JSON.stringify(context);
-  if (Buffer.byteLength(json) > MAX_CONTEXT_BYTES) throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
-  const lines: string[] = [];
-  for (const [key, value] of Object.entries(context)) {
-    if (value && typeof value === "object" && !Array.isArray(value)) {
-      lines.push(`${key}:`);
-      for (const [k, v] of Object.entries(value)) lines.push(`  ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
-    } else {
-      lines.push(`${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
-    }
-  }
-  return `<user-context>\n${lines.join("\n")}\n</user-context>`;
 }

@@ -1,0 +1,12 @@
+import { Elysia } from "elysia";
+import { jobRecord } from "../channels/webhook/record";
+import { requireAuth } from "../api/auth";
+import type { Services } from "../api/services";
+import { listJobs } from "../store/jobs";
+
+/** GET /api/jobs: this user's jobs (webhook jobs run as the owner), newest first. */
+export function jobsRoutes(s: Services) {
+  return new Elysia({ name: "jobs" })
+    .use(requireAuth(s))
+    .get("/api/jobs", async ({ principal }) => ({ jobs: (await listJobs(s.db, principal.userId)).map(jobRecord) }));
+}

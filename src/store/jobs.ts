@@ -1,0 +1,70 @@
+import { and, asc, desc, eq, isNotNull } from "drizzle-orm";
+import type { Db } from "./db";
+import { jobs } from "./schema";
+
+export type JobRow = typeof jobs.$inferSelect;
+export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata">;
+
+export async function insertJob(db: Db, job: NewJob): Promise<JobRow> {
+  const row = { ...job, status: "queued" as const, createdAt: new Date().toISOString() };
+  const [inserted] = await db.insert(jobs).values(row).returning();
+  return inserted!;
+}
+
+export async function getJob(db: Db, id: string): Promise<JobRow | undefined> {
+  return (await db.select().from(jobs).where(eq(jobs.id, id)).limit(1))[0];
+}
+
+export async function listJobs(db: Db, userId: string, limit = 100): Promise<JobRow[]> {
+  return db.select().from(jobs).where(eq(jobs.userId, userId)).orderBy(desc(jobs.seq)).limit(limit);
+}
+
+/** The oldest queued job: jobs run in the order they were accepted. */
+export async function nextQueuedJob(db: Db): Promise<JobRow | undefined> {
+  return (await db.select().from(jobs).where(eq(jobs.status, "queued")).orderBy(asc(jobs.seq)).limit(1))[0];
+}
+
+export async function markRunning(db: Db, job: JobRow): Promise<void> {
+  await db
+    .update(jobs)
+    .set({ status: "running", startedAt: new Date().toISOString(), attempts: job.attempts + 1 })
+    .where(eq(jobs.id, job.id));
+}
+
+/** Jobs that were running when the process died go back to the queue, ahead of newer ones. */
+export async function requeueInterrupted(db: Db): Promise<number> {
+  const rows = await db.update(jobs).set({ status: "queued" }).where(eq(jobs.status, "running")).returning({ id: jobs.id });
+  return rows.length;
+}
+
+/** The thread of an earlier job of the same conversation, if one got that far. */
+export async function conversationThread(db: Db, j: Pick<JobRow, "userId" | "sender" | "conversationId">): Promise<string | undefined> {
+  const row = (
+    await db
+      .select({ threadId: jobs.threadId })
+      .from(jobs)
+      .where(and(eq(jobs.userId, j.userId), eq(jobs.sender, j.sender), eq(jobs.conversationId, j.conversationId), isNotNull(jobs.threadId)))
+      .orderBy(desc(jobs.seq))
+      .limit(1)
+  )[0];
+  return row?.threadId ?? undefined;
+}
+
+/** The statement that finishes a job; run in the same batch as the turn it ran. */
+export function finishJobStatement(
+  db: Db,
+  id: string,
+  outcome: { status: "completed" | "failed" | "queued"; threadId: string | null; responseId: string | null; response: string | null; error: string | null },
+) {
+  return db
+    .update(jobs)
+    .set({
+      status: outcome.status,
+      threadId: outcome.threadId,
+      responseId: outcome.responseId,
+      response: outcome.response,
+      error: outcome.error,
+      completedAt: outcome.status === "queued" ? null : new Date().toISOString(),
+    })
+    .where(eq(jobs.id, id));
+}
