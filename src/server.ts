@@ -20,6 +20,7 @@ import { builtinTools } from "./tools/builtin";
 import { noSafety } from "./safety/safety";
 import { approvalPolicies } from "./agent/policy";
 import { startMemorySteward } from "./memory-steward";
+import { ChatEventHub } from "./gateway/events";
 import { startWebhookChannel } from "./channels/webhook/listener";
 import { VERSION } from "./version";
 
@@ -100,6 +101,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
     turnTimeoutMs: opts.turnTimeoutMs ?? TURN_TIMEOUT_MS[config.responses.revision],
     log,
+    events: new ChatEventHub(),
   };
 
   const steward = startMemorySteward();

@@ -76,6 +76,8 @@ interface Inflight {
 }
 
 export interface Turn {
+  /** True when the thread asked for is unknown or someone else's; running it reports not_found. */
+  notFound?: boolean;
   id: string;
   threadId: string;
   createdAt: number;
@@ -303,6 +305,7 @@ function titleOf(req: TurnRequest): string | undefined {
 function notFoundTurn(base: { id: string; threadId: string; createdAt: number; model: string }): Turn {
   return {
     ...base,
+    notFound: true,
     // eslint-disable-next-line require-yield
     async *run() {
       return {

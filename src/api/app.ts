@@ -4,6 +4,7 @@ import { envelope, errorResponse } from "./envelope";
 import { MAX_BODY_BYTES } from "./body";
 import { proxyRoutes } from "./proxy";
 import { jobsRoutes } from "../gateway/jobs";
+import { chatRoutes } from "../gateway/chat";
 import { responsesRoutes } from "./responses/routes";
 import type { Services } from "./services";
 import { statusRoutes } from "./status";
@@ -26,7 +27,8 @@ export function createApp(s: Services) {
     .use(responsesRoutes(s))
     .use(adminRoutes(s))
     .use(proxyRoutes(s))
-    .use(jobsRoutes(s));
+    .use(jobsRoutes(s))
+    .use(chatRoutes(s));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -5,6 +5,7 @@ import type { Config } from "../config/schema";
 import type { Llm } from "../llm/types";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
+import type { ChatEventHub } from "../gateway/events";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -22,4 +23,6 @@ export interface Services {
   /** Non-streaming turn timeout: 120 s under revision A, 30 s under B. */
   turnTimeoutMs: number;
   log: (message: string) => void;
+  /** Turn events of each user, for the web UI and the TUI (GET /api/chat/events). */
+  events: ChatEventHub;
 }

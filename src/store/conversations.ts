@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, desc, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ConversationItem, PendingCall } from "../agent/items";
 import type { Db } from "./db";
@@ -109,4 +109,24 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
     ...gateWrites,
     ...(t.also ?? []),
   ]);
+}
+
+export interface ThreadSummary {
+  id: string;
+  title: string | null;
+  createdAt: number;
+  updatedAt: number;
+  waiting: GateKind | null;
+}
+
+/** A user's threads, most recently active first, with the gate each waits on. */
+export async function listThreads(db: Db, userId: string, limit = 200): Promise<ThreadSummary[]> {
+  const rows = await db
+    .select({ id: threads.id, title: threads.title, createdAt: threads.createdAt, updatedAt: threads.updatedAt, waiting: gates.kind })
+    .from(threads)
+    .leftJoin(gates, eq(gates.threadId, threads.id))
+    .where(eq(threads.userId, userId))
+    .orderBy(desc(threads.updatedAt))
+    .limit(limit);
+  return rows.map((r) => ({ ...r, waiting: r.waiting ?? null }));
 }

@@ -1,0 +1,147 @@
+import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import type { ConversationItem } from "../agent/items";
+import type { Turn, TurnResult } from "../agent/turns";
+import type { Principal } from "../auth/principal";
+import { requireAuth, takeTurnBudget } from "../api/auth";
+import { readJsonObject } from "../api/body";
+import type { Services } from "../api/services";
+import { InvalidRequest, NotFound } from "../errors";
+import { getGate, getThread, listThreads, loadItems } from "../store/conversations";
+import type { ChatEventHub } from "./events";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const KEEPALIVE_MS = 15_000;
+
+const ChatBody = Type.Object({ message: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
+const SendBody = Type.Object({ content: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
+
+/** The local chat endpoints the web UI and the terminal UI are built on. */
+export function chatRoutes(s: Services) {
+  const begin = async (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number): Promise<Turn> => {
+    if (threadId !== undefined && !UUID.test(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+    takeTurnBudget(s, p);
+    const turn = await s.agent.begin({
+      userId: p.userId,
+      threadId,
+      messages: [{ role: "user", content: text }],
+      toolOutputs: [],
+      model: "default",
+      timeoutMs,
+      surfacesGates: true,
+    });
+    if (turn.notFound) throw new NotFound(`No thread found with id ${threadId}.`);
+    return turn;
+  };
+
+  return new Elysia({ name: "chat" })
+    .use(requireAuth(s))
+    .post(
+      "/api/chat",
+      async ({ request, principal }) => {
+        const body = checked(ChatBody, await readJsonObject(request));
+        const turn = await begin(principal, body.message, body.thread_id, s.turnTimeoutMs);
+        const r = await s.events.runPublished(principal.userId, turn);
+        return { thread_id: r.threadId, response_id: r.id, response: answerText(r), status: r.status, error: r.error };
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/api/chat/send",
+      async ({ request, principal }) => {
+        const body = checked(SendBody, await readJsonObject(request));
+        const turn = await begin(principal, body.content, body.thread_id);
+        void s.events.runPublished(principal.userId, turn).catch((e) => s.log(`chat turn ${turn.id}: ${(e as Error).message}`));
+        return Response.json(
+          { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
+          { status: 202 },
+        );
+      },
+      { parse: "none" },
+    )
+    .get("/api/chat/events", ({ principal, request }) => eventStream(s.events, principal.userId, request.signal))
+    .get("/api/chat/threads", async ({ principal }) => ({
+      threads: (await listThreads(s.db, principal.userId)).map((t) => ({
+        id: t.id,
+        title: t.title,
+        created_at: t.createdAt,
+        updated_at: t.updatedAt,
+        waiting: t.waiting,
+      })),
+    }))
+    .get("/api/chat/history", async ({ principal, query }) => {
+      const threadId = String(query.thread_id ?? "");
+      if (!UUID.test(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+      const thread = await getThread(s.db, threadId);
+      if (!thread || thread.userId !== principal.userId) throw new NotFound(`No thread found with id ${threadId}.`);
+      const gate = await getGate(s.db, threadId);
+      return {
+        thread_id: threadId,
+        title: thread.title,
+        items: historyItems(await loadItems(s.db, threadId)),
+        waiting: gate
+          ? { kind: gate.kind, call_id: gate.callId, tool: gate.details?.tool ?? null, arguments: gate.details?.arguments ?? null }
+          : null,
+      };
+    });
+}
+
+function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: unknown) {
+  if (!Value.Check(schema, body)) {
+    const e = Value.Errors(schema, body).First()!;
+    const field = e.path.split("/")[1] || "body";
+    throw new InvalidRequest(`\`${field}\` is required and must be a non-empty string.`);
+  }
+  return body as { message: string; content: string; thread_id?: string };
+}
+
+export function answerText(r: TurnResult): string {
+  return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
+}
+
+type HistoryItem =
+  | { type: "message"; id: string; role: "user" | "assistant"; content: string }
+  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
+
+/** The conversation as the chat UIs show it: messages, and tool calls with their results. */
+function historyItems(items: ConversationItem[]): HistoryItem[] {
+  const outputs = new Map(items.flatMap((i) => (i.type === "function_call_output" ? [[i.call_id, i.output] as const] : [])));
+  return items.flatMap((i): HistoryItem[] => {
+    if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content }];
+    if (i.type === "function_call") {
+      return [{ type: "tool_call", id: i.id, call_id: i.call_id, name: i.name, arguments: i.arguments, output: outputs.get(i.call_id) ?? null, external: i.external }];
+    }
+    return [];
+  });
+}
+
+function eventStream(hub: ChatEventHub, userId: string, signal: AbortSignal): Response {
+  const encoder = new TextEncoder();
+  let cleanup = () => {};
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write = (text: string) => {
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          cleanup();
+        }
+      };
+      const unsubscribe = hub.subscribe(userId, (e) => write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+      const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
+      cleanup = () => {
+        unsubscribe();
+        clearInterval(keepalive);
+      };
+      signal.addEventListener("abort", () => cleanup(), { once: true });
+      write(": connected\n\n");
+    },
+    cancel() {
+      cleanup();
+    },
+  });
+  return new Response(body, {
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
+  });
+}

@@ -1,0 +1,86 @@
+import type { AgentEvent } from "../agent/loop";
+import type { Turn, TurnResult } from "../agent/turns";
+
+/** What the web UI and the TUI receive on GET /api/chat/events, one SSE event each. */
+export type ChatEvent =
+  | { type: "turn.started"; thread_id: string; response_id: string }
+  | { type: "message.started"; thread_id: string; response_id: string; item_id: string }
+  | { type: "message.delta"; thread_id: string; response_id: string; item_id: string; delta: string }
+  | { type: "message.completed"; thread_id: string; response_id: string; item_id: string; text: string }
+  | { type: "tool.started"; thread_id: string; response_id: string; call_id: string; name: string; arguments: string }
+  | { type: "tool.completed"; thread_id: string; response_id: string; call_id: string; output: string; is_error: boolean }
+  | { type: "approval.required"; thread_id: string; response_id: string; call_id: string; tool: string; arguments: string }
+  | {
+      type: "turn.completed";
+      thread_id: string;
+      response_id: string;
+      status: "completed" | "failed";
+      error: { code: string; message: string } | null;
+      waiting: "approval" | null;
+    };
+
+type Listener = (event: ChatEvent) => void;
+
+/** Fans a user's turn events out to every open event stream of that user. */
+export class ChatEventHub {
+  readonly #listeners = new Map<string, Set<Listener>>();
+
+  subscribe(userId: string, listener: Listener): () => void {
+    let set = this.#listeners.get(userId);
+    if (!set) this.#listeners.set(userId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (!set.size) this.#listeners.delete(userId);
+    };
+  }
+
+  publish(userId: string, event: ChatEvent): void {
+    for (const listener of this.#listeners.get(userId) ?? []) listener(event);
+  }
+
+  /** Runs a turn to its end, publishing its events; resolves to its result. */
+  async runPublished(userId: string, turn: Turn): Promise<TurnResult> {
+    const ids = { thread_id: turn.threadId, response_id: turn.id };
+    this.publish(userId, { type: "turn.started", ...ids });
+    const run = turn.run();
+    let waiting: "approval" | null = null;
+    for (;;) {
+      let next;
+      try {
+        next = await run.next();
+      } catch (e) {
+        const error = { code: "server_error", message: (e as Error).message };
+        this.publish(userId, { type: "turn.completed", ...ids, status: "failed", error, waiting: null });
+        throw e;
+      }
+      if (next.done) {
+        const r = next.value;
+        this.publish(userId, { type: "turn.completed", ...ids, status: r.status, error: r.error, waiting });
+        return r;
+      }
+      const event = chatEvent(next.value, ids);
+      if (next.value.type === "approval.required") waiting = "approval";
+      if (event) this.publish(userId, event);
+    }
+  }
+}
+
+function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string }): ChatEvent | undefined {
+  switch (ev.type) {
+    case "message.started":
+      return { type: "message.started", ...ids, item_id: ev.itemId };
+    case "text.delta":
+      return { type: "message.delta", ...ids, item_id: ev.itemId, delta: ev.delta };
+    case "message.completed":
+      return { type: "message.completed", ...ids, item_id: ev.item.id, text: ev.item.content };
+    case "tool.started":
+      return { type: "tool.started", ...ids, call_id: ev.item.call_id, name: ev.item.name, arguments: ev.item.arguments };
+    case "tool.completed":
+      return { type: "tool.completed", ...ids, call_id: ev.item.call_id, output: ev.item.output, is_error: ev.isError };
+    case "approval.required":
+      return { type: "approval.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, arguments: ev.call.arguments };
+    default:
+      return undefined;
+  }
+}
