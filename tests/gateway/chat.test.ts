@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
+import { defineTool } from "../../src/tools/tool";
+import { startTestService, type TestService } from "../support/harness";
+
+/** Opens GET /api/chat/events and collects events until `until` says stop. */
+async function events(t: TestService, token = t.token) {
+  const res = await t.api("/api/chat/events", { token });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  const reader = res.body!.getReader();
+  const seen: any[] = [];
+  let buf = "";
+  const decoder = new TextDecoder();
+  // the first frame (": connected") tells us the subscription is live
+  while (!buf.includes(": connected")) buf += decoder.decode((await reader.read()).value);
+  const queue: any[] = [];
+  return {
+    seen,
+    async until(pred: (e: any) => boolean): Promise<any> {
+      for (;;) {
+        while (queue.length) {
+          const e = queue.shift();
+          seen.push(e);
+          if (pred(e)) return e;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("event stream ended");
+        buf += decoder.decode(value);
+        const frames = buf.split("\n\n");
+        buf = frames.pop()!;
+        for (const f of frames) {
+          const data = f.split("\n").find((l) => l.startsWith("data: "));
+          if (!data) continue;
+          const e = JSON.parse(data.slice(6));
+          expect(f).toContain(`event: ${e.type}`);
+          queue.push(e);
+        }
+      }
+    },
+    close: () => reader.cancel(),
+  };
+}
+
+const post = async (t: TestService, path: string, json: unknown, token = t.token) => {
+  const res = await t.api(path, { method: "POST", json, token });
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+describe("local chat endpoints", () => {
+  let t: TestService;
+  let ran = 0;
+  beforeAll(async () => {
+    t = await startTestService({ env: { TOOLS_ASK: "guarded_tool" } });
+    const params = Type.Object({ q: Type.String() });
+    t.service.services.tools.register(defineTool({ name: "lookup_tool", description: "looks up", parameters: params, execute: async (a) => `found ${a.q}` }));
+    t.service.services.tools.register(
+      defineTool({ name: "guarded_tool", description: "needs approval", parameters: params, execute: async () => `ran ${++ran}` }),
+    );
+  });
+  afterAll(() => t.stop());
+
+  test("POST /api/chat waits for the answer and continues threads", async () => {
+    t.llm.enqueue({ text: "First answer." }, { text: "Second answer." });
+    const a = await post(t, "/api/chat", { message: "hello" });
+    expect(a.status).toBe(200);
+    expect(a.body).toMatchObject({ response: "First answer.", status: "completed", error: null });
+    expect(a.body.thread_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.body.response_id.slice(37)).toBe(a.body.thread_id.replaceAll("-", ""));
+    const b = await post(t, "/api/chat", { message: "again", thread_id: a.body.thread_id });
+    expect(b.body.response).toBe("Second answer.");
+    expect(b.body.thread_id).toBe(a.body.thread_id);
+    expect(t.llm.lastChat().messages.map((m: any) => m.content)).toContain("First answer.");
+  });
+
+  test("POST /api/chat/send answers 202 and the answer streams on /api/chat/events", async () => {
+    const stream = await events(t);
+    t.llm.enqueue({ text: "Streamed **answer** here.", chunks: 4 });
+    const sent = await post(t, "/api/chat/send", { content: "stream please" });
+    expect(sent.status).toBe(202);
+    expect(sent.body).toMatchObject({ status: "accepted" });
+    const done = await stream.until((e) => e.type === "turn.completed" && e.response_id === sent.body.response_id);
+    expect(done).toMatchObject({ status: "completed", error: null, waiting: null, thread_id: sent.body.thread_id });
+    const mine = stream.seen.filter((e) => e.response_id === sent.body.response_id);
+    expect(mine.map((e) => e.type)).toEqual([
+      "turn.started",
+      "message.started",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.completed",
+      "turn.completed",
+    ]);
+    expect(mine.filter((e) => e.type === "message.delta").map((e) => e.delta).join("")).toBe("Streamed **answer** here.");
+    await stream.close();
+    const history = await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json();
+    expect(history.items.map((i: any) => [i.role, i.content])).toEqual([
+      ["user", "stream please"],
+      ["assistant", "Streamed **answer** here."],
+    ]);
+  });
+
+  test("tool calls appear as events and in the history with their output", async () => {
+    const stream = await events(t);
+    t.llm.enqueue({ toolCalls: [{ name: "lookup_tool", arguments: { q: "tomatoes" } }] }, { text: "Done looking." });
+    const sent = await post(t, "/api/chat/send", { content: "look it up" });
+    await stream.until((e) => e.type === "turn.completed" && e.response_id === sent.body.response_id);
+    const started = stream.seen.find((e) => e.type === "tool.started");
+    const completed = stream.seen.find((e) => e.type === "tool.completed");
+    expect(started).toMatchObject({ name: "lookup_tool", arguments: '{"q":"tomatoes"}' });
+    expect(completed.call_id).toBe(started.call_id);
+    expect(completed.output).toContain("found tomatoes");
+    expect(completed.is_error).toBe(false);
+    await stream.close();
+    const history = await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json();
+    const call = history.items.find((i: any) => i.type === "tool_call");
+    expect(call).toMatchObject({ name: "lookup_tool", external: false });
+    expect(call.output).toContain("found tomatoes");
+  });
+
+  test("a tool that needs approval pauses the turn: event, thread list and history say so", async () => {
+    const stream = await events(t);
+    t.llm.enqueue({ toolCalls: [{ name: "guarded_tool", arguments: { q: "x" } }] });
+    const sent = await post(t, "/api/chat/send", { content: "do the guarded thing" });
+    const approval = await stream.until((e) => e.type === "approval.required");
+    expect(approval).toMatchObject({ tool: "guarded_tool", thread_id: sent.body.thread_id });
+    const done = await stream.until((e) => e.type === "turn.completed" && e.response_id === sent.body.response_id);
+    expect(done).toMatchObject({ status: "completed", waiting: "approval" });
+    await stream.close();
+    expect(ran).toBe(0);
+    const threads = (await (await t.api("/api/chat/threads")).json()).threads;
+    expect(threads.find((x: any) => x.id === sent.body.thread_id).waiting).toBe("approval");
+    const history = await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json();
+    expect(history.waiting).toMatchObject({ kind: "approval", tool: "guarded_tool", call_id: approval.call_id });
+    // a new message on the waiting thread is refused until the approval is resolved
+    const blocked = await post(t, "/api/chat", { message: "hello?", thread_id: sent.body.thread_id });
+    expect(blocked.status).toBe(400);
+    expect(blocked.body.error.message).toContain("approval");
+  });
+
+  test("threads are listed newest first with titles", async () => {
+    const x = await post(t, "/api/chat", { message: "an older thread" });
+    const y = await post(t, "/api/chat", { message: "the newest thread" });
+    const threads = (await (await t.api("/api/chat/threads")).json()).threads;
+    const ids = threads.map((th: any) => th.id);
+    expect(ids.indexOf(y.body.thread_id)).toBeLessThan(ids.indexOf(x.body.thread_id));
+    expect(threads.find((th: any) => th.id === y.body.thread_id).title).toBe("the newest thread");
+  });
+
+  test("bad requests are 400 and change nothing", async () => {
+    const before = (await (await t.api("/api/chat/threads")).json()).threads.length;
+    const requests = t.llm.chatRequests().length;
+    for (const [path, body] of [
+      ["/api/chat", {}],
+      ["/api/chat", { message: "" }],
+      ["/api/chat", { message: 5 }],
+      ["/api/chat", { message: "x", thread_id: "not-a-uuid" }],
+      ["/api/chat/send", {}],
+      ["/api/chat/send", { content: "" }],
+      ["/api/chat/send", { content: "x", thread_id: "nope" }],
+    ] as const) {
+      const r = await post(t, path, body);
+      expect(r.status).toBe(400);
+      expect(r.body.error.type).toBe("invalid_request_error");
+    }
+    const bad = await t.api("/api/chat", { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
+    expect(bad.status).toBe(400);
+    expect((await (await t.api("/api/chat/history?thread_id=zzz")).json()).error.type).toBe("invalid_request_error");
+    expect((await (await t.api("/api/chat/threads")).json()).threads.length).toBe(before);
+    expect(t.llm.chatRequests().length).toBe(requests);
+  });
+
+  test("users see only their own threads, history and events", async () => {
+    const other = await t.createUser("member");
+    const mine = await post(t, "/api/chat", { message: "owner's secret thread" });
+    const theirStream = await events(t, other.token);
+    expect((await post(t, "/api/chat", { message: "hi", thread_id: mine.body.thread_id }, other.token)).status).toBe(404);
+    expect((await t.api(`/api/chat/history?thread_id=${mine.body.thread_id}`, { token: other.token })).status).toBe(404);
+    expect((await (await t.api("/api/chat/threads", { token: other.token })).json()).threads).toEqual([]);
+    const theirs = await post(t, "/api/chat/send", { content: "member's own" }, other.token);
+    await post(t, "/api/chat", { message: "owner again" });
+    await theirStream.until((e) => e.type === "turn.completed");
+    expect(theirStream.seen.every((e) => e.thread_id === theirs.body.thread_id)).toBe(true);
+    await theirStream.close();
+  });
+
+  test("every chat route needs a token", async () => {
+    for (const [method, path] of [
+      ["POST", "/api/chat"],
+      ["POST", "/api/chat/send"],
+      ["GET", "/api/chat/events"],
+      ["GET", "/api/chat/threads"],
+      ["GET", "/api/chat/history?thread_id=x"],
+      ["GET", "/api/jobs"],
+    ]) {
+      const res = await t.api(path!, { method, token: null });
+      expect(res.status).toBe(401);
+      expect(await res.text()).toBe("Invalid or missing auth token");
+    }
+  });
+});
+
+describe("/api/chat/send shares the Responses rate limit", () => {
+  let t: TestService;
+  beforeAll(async () => (t = await startTestService({ env: { RESPONSES_RATE_LIMIT: "2" } })));
+  afterAll(() => t.stop());
+
+  test("the third turn in a minute is refused whichever route starts it", async () => {
+    expect((await t.respond({ model: "m", input: "one" })).status).toBe(200);
+    expect((await post(t, "/api/chat/send", { content: "two" })).status).toBe(202);
+    const third = await post(t, "/api/chat/send", { content: "three" });
+    expect(third.status).toBe(429);
+    expect(third.body.error.type).toBe("rate_limit_error");
+    expect((await t.respond({ model: "m", input: "four" })).status).toBe(429);
+  });
+});
