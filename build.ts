@@ -14,9 +14,10 @@
  *   const v = typeof SERVICE_BUILD_VERSION !== "undefined" ? SERVICE_BUILD_VERSION : "dev";
  */
 import type { BunPlugin } from "bun";
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { writeWebUi } from "./src/gateway/web-bundle";
 
 const root = import.meta.dir;
 
@@ -99,15 +100,54 @@ if (!existsSync(resolve(root, "node_modules", libsqlPackage))) {
   fail(`${libsqlPackage} is not installed (node_modules/${libsqlPackage}); run bun install on/for that platform`);
 }
 
+/**
+ * blessed (the TUI) in a compiled binary. lib/widget.js requires each widget through a
+ * computed path ('./widgets/' + file) the bundler cannot follow: give it literal requires.
+ * lib/tput.js falls back to blessed's own terminfo files (it cannot parse Debian's ncurses-6
+ * ones) through __dirname, which bundling bakes in as this machine's path: read them from
+ * the embedded `usr` asset (see `assets`) instead. The Terminal widget's optional term.js
+ * and pty.js stay external: not installed, never loaded (the TUI does not use that widget).
+ */
+function blessedPlugin(): BunPlugin {
+  return {
+    name: "blessed",
+    setup(build) {
+      build.onResolve({ filter: /^(term|pty)\.js$/ }, ({ path }) => ({ path, external: true }));
+      build.onLoad({ filter: /[\\/]node_modules[\\/]blessed[\\/]lib[\\/](widget|tput)\.js$/ }, async ({ path }) => {
+        const source = await Bun.file(path).text();
+        const expect = (re: RegExp) => {
+          if (!re.test(source)) throw new Error(`blessed plugin: ${re} not found in ${path}; blessed changed, update build.ts`);
+          return re;
+        };
+        if (path.endsWith("widget.js")) {
+          const files = readdirSync(resolve(dirname(path), "widgets")).filter((f) => f.endsWith(".js")).map((f) => f.slice(0, -3));
+          const cases = files.map((f) => `case ${JSON.stringify(f)}: return require("./widgets/${f}");`).join(" ");
+          const load = `function __blessedWidget(file) { switch (file) { ${cases} } throw new Error("blessed: no widget " + file); }\n`;
+          return { contents: load + source.replace(expect(/require\('\.\/widgets\/' \+ file\)/), "__blessedWidget(file)"), loader: "js" };
+        }
+        const usr = `var __blessedUsr = require("fs").existsSync(import.meta.dir + "/usr/xterm") ? import.meta.dir + "/usr" : __dirname + "/../usr";\n`;
+        return { contents: usr + source.replace(expect(/__dirname \+ '\/\.\.\/usr\//g), "__blessedUsr + '/"), loader: "js" };
+      });
+    },
+  };
+}
+
 /** Add plugins here (blessed's computed requires, ...). */
-const plugins: BunPlugin[] = [libsqlNativePlugin(libsqlPackage)];
+const plugins: BunPlugin[] = [libsqlNativePlugin(libsqlPackage), blessedPlugin()];
 
 /**
  * Files or folders (relative to the repo root) embedded as-is. Each one lands under its
  * BASENAME: "src/web" -> /$bunfs/root/web/..., readable with node:fs / Bun.file at
  * join(import.meta.dir, "web") in the binary (import.meta.dir is "/$bunfs/root" in every module).
  */
-const assets: string[] = [];
+// The web UI, bundled for the browser first: served by src/gateway/web-ui.ts from /$bunfs/root/webui.
+const webFiles = await writeWebUi(resolve(root, "dist/webui"));
+console.log(`build: web UI bundled to dist/webui (${webFiles.length} files)`);
+
+const assets: string[] = [
+  "dist/webui",
+  "node_modules/blessed/usr", // blessed's own terminfo files, for the TUI (see blessedPlugin)
+];
 for (const a of assets) {
   if (!existsSync(resolve(root, a))) fail(`asset ${a} does not exist`);
 }

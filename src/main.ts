@@ -8,6 +8,7 @@ import { VERSION } from "./version";
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   onboard: async () => (await import("./cli/onboard")).onboard,
   serve: async () => (await import("./cli/serve")).serve,
+  chat: async () => (await import("./cli/chat")).chat,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { Agent } from "./agent/turns";
-import { noIdentity } from "./agent/prompt";
+import { memoryIdentity } from "./memory/identity";
+import { MemoryService } from "./memory/service";
 import { createApp } from "./api/app";
 import { TURN_TIMEOUT_MS } from "./api/responses/routes";
 import { MAX_BODY_BYTES } from "./api/body";
@@ -17,8 +18,9 @@ import { openDatabase, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
 import { builtinTools } from "./tools/builtin";
-import { noSafety } from "./safety/safety";
+import { createSafety } from "./safety";
 import { approvalPolicies } from "./agent/policy";
+import { McpManager } from "./mcp/manager";
 import { startMemorySteward } from "./memory-steward";
 import { ChatEventHub } from "./gateway/events";
 import { startWebhookChannel } from "./channels/webhook/listener";
@@ -74,21 +76,28 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   await ensureOwner(database.db);
 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
-  const llm = opts.llm ?? openAiLlm(config.llm);
+  const llm = opts.llm ?? openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
+  const memory = new MemoryService({ db: database.db, llm, log });
   const tools = new ToolRegistry();
-  for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm })) tools.register(tool);
+  for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm, memory })) tools.register(tool);
+  // MCP tools register as their servers get ready; untrusted servers' tools ask first
+  const mcp = new McpManager(config.mcpServers, tools, log);
   let publicUrl = "";
   const agent = new Agent({
     db: database.db,
     llm,
     tools,
-    identity: noIdentity,
+    identity: memoryIdentity(memory),
     maxSteps: config.agent.maxSteps,
-    safety: noSafety,
-    ...approvalPolicies(database.db, config),
+    // every secret of the service's own, so none of them reaches the model or an answer
+    safety: createSafety({
+      secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
+    }),
+    ...approvalPolicies(database.db, config, mcp.defaultPolicy),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
   });
   const services: Services = {
+    memory,
     config,
     db: database.db,
     llm,
@@ -102,8 +111,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     turnTimeoutMs: opts.turnTimeoutMs ?? TURN_TIMEOUT_MS[config.responses.revision],
     log,
     events: new ChatEventHub(),
+    mcp,
   };
 
+  memory.start();
   const steward = startMemorySteward();
   const app = createApp(services);
   const server = config.gateway.enabled
@@ -123,6 +134,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const url = `http://${config.gateway.host.includes(":") ? `[${config.gateway.host}]` : config.gateway.host}:${port}`;
   publicUrl = url;
   const webhook = config.http.enabled ? await startWebhookChannel(config, database.db, agent, log) : undefined;
+  mcp.start();
   if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
 
   let stopping: Promise<void> | undefined;
@@ -142,10 +154,12 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         await settledWithin(agent.idle(), SHUTDOWN_GRACE_MS);
         await agent.cancelAll("The service is shutting down.");
         await worker;
+        await mcp.stop();
         await settledWithin(drained, 2_000);
         void server?.stop(true);
         void webhook?.server.stop(true);
         steward.stop();
+        memory.stop();
         database.close();
       })();
       return stopping;

@@ -226,6 +226,8 @@ export class Agent {
             reason instanceof TurnError
               ? { code: reason.code, message: reason.message }
               : { code: "llm_error", message: `The turn failed: ${(reason as Error)?.message ?? String(reason)}` };
+          // a provider's error text may quote a key: it reaches the caller redacted
+          error.message = deps.safety.redact(error.message);
         } finally {
           clearTimeout(timer);
         }

@@ -5,6 +5,9 @@ import { MAX_BODY_BYTES } from "./body";
 import { proxyRoutes } from "./proxy";
 import { jobsRoutes } from "../gateway/jobs";
 import { chatRoutes } from "../gateway/chat";
+import { approvalRoutes } from "../gateway/approvals";
+import { memoryRoutes } from "../gateway/memory";
+import { webUiRoutes } from "../gateway/web-ui";
 import { responsesRoutes } from "./responses/routes";
 import type { Services } from "./services";
 import { statusRoutes } from "./status";
@@ -28,7 +31,10 @@ export function createApp(s: Services) {
     .use(adminRoutes(s))
     .use(proxyRoutes(s))
     .use(jobsRoutes(s))
-    .use(chatRoutes(s));
+    .use(chatRoutes(s))
+    .use(approvalRoutes(s))
+    .use(memoryRoutes(s))
+    .use(webUiRoutes());
 }
 
 export type App = ReturnType<typeof createApp>;

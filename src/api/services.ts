@@ -3,15 +3,19 @@ import type { Authenticator } from "../auth/principal";
 import type { RateLimiter } from "../auth/rate-limit";
 import type { Config } from "../config/schema";
 import type { Llm } from "../llm/types";
+import type { MemoryService } from "../memory/service";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ChatEventHub } from "../gateway/events";
+import type { McpManager } from "../mcp/manager";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
   config: Config;
   db: Db;
   llm: Llm;
+  /** Workspace memory: documents, search and the identity files. */
+  memory: MemoryService;
   tools: ToolRegistry;
   agent: Agent;
   auth: Authenticator;
@@ -25,4 +29,6 @@ export interface Services {
   log: (message: string) => void;
   /** Turn events of each user, for the web UI and the TUI (GET /api/chat/events). */
   events: ChatEventHub;
+  /** The configured MCP servers (their state is part of GET /api/status). */
+  mcp?: McpManager;
 }

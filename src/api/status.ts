@@ -13,5 +13,7 @@ export function statusRoutes(s: Services) {
       llm: { configured: s.llm.configured, model: s.llm.model ?? null },
       channels: s.channels,
       revision: s.config.responses.revision,
+      mcp: { servers: s.mcp?.status() ?? [] },
+      memory: { search: s.memory.mode, embedding_model: s.memory.embeddingModel },
     }));
 }

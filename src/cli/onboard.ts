@@ -6,7 +6,8 @@ import type { ConfigLayer } from "../config/schema";
 import { ConfigError } from "../errors";
 import { openAiLlm } from "../llm/openai";
 import { openDatabase } from "../store/db";
-import { ensureOwner } from "../store/users";
+import { ensureOwner, OWNER_ID } from "../store/users";
+import { MemoryService } from "../memory/service";
 import { parseFlags } from "./args";
 import { ONBOARD_USAGE } from "./usage";
 
@@ -73,6 +74,9 @@ export async function onboard(argv: string[]): Promise<number> {
   const config = loadConfig(paths, env);
   const database = await openDatabase(databaseUrl(config, paths), config.database.authToken);
   await ensureOwner(database.db);
+  // the owner's identity files (AGENTS.md, SOUL.md, USER.md, IDENTITY.md), unless they exist;
+  // vectors, if an embedding model is set, are filled in by `serve`
+  await new MemoryService({ db: database.db }).seedIdentity(OWNER_ID);
   database.close();
 
   let token = existsSync(paths.token) ? readFileSync(paths.token, "utf8").trim() : "";

@@ -1,5 +1,7 @@
-import { servicePaths } from "../config/load";
+import { loadConfig, servicePaths } from "../config/load";
 import { startService } from "../server";
+import { connectHost } from "../tui/client";
+import { fileLog, logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
 import { SERVE_USAGE } from "./usage";
 
@@ -22,27 +24,47 @@ export async function serve(argv: string[]): Promise<number> {
 
   const env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
   const paths = servicePaths(env);
-  const svc = await startService({
-    paths,
-    env,
-    flags: { gateway: { host: f.host as string | undefined, port }, responses: { revision: revision as "A" | "B" | undefined } },
-  });
+  const flags = { gateway: { host: f.host as string | undefined, port }, responses: { revision: revision as "A" | "B" | undefined } };
+  // The TUI (a client of this service's own listener) when CLI_ENABLED and both ends are a terminal.
+  const settings = loadConfig(paths, env, flags);
+  const tui = settings.cli.enabled && settings.gateway.enabled && !!process.stdin.isTTY && !!process.stdout.isTTY;
+  const logFile = logFilePath(paths.home);
+  const log = tui ? fileLog(logFile) : undefined;
+  const svc = await startService({ paths, env, flags, log, channels: { tui } });
   const { config, token } = svc;
   const lines = [
     `service ${svc.services.version} listening on ${svc.url}`,
     `  home: ${paths.home}`,
     `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
+    ...(svc.webhookUrl ? [`  webhook channel: ${svc.webhookUrl}/webhook`] : []),
     `  LLM: ${svc.services.llm.configured ? `${config.llm.model} at ${config.llm.baseUrl ?? "the OpenAI API"}` : "not configured (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL or run `service onboard`)"}`,
     token.source === "generated"
       ? `  instance token (generated for this run, not saved): ${token.token}`
       : `  instance token: from ${token.source === "webui-token" ? paths.token : token.source}`,
   ];
-  process.stdout.write(lines.join("\n") + "\n");
 
-  await new Promise<void>((resolve) => {
-    process.once("SIGTERM", () => resolve());
-    process.once("SIGINT", () => resolve());
-  });
+  if (tui && log) {
+    for (const line of lines) log(line);
+    try {
+      const { startTui } = await import("../tui/app");
+      const running = startTui({
+        url: `http://${connectHost(config.gateway.host)}:${svc.port}`,
+        token: token.token,
+        log,
+        banner: [...lines, `  log: ${logFile}`, "Ctrl+C stops the service."],
+      });
+      await running.done; // Ctrl+C, SIGINT or SIGTERM
+    } catch (e) {
+      await svc.stop();
+      throw e;
+    }
+  } else {
+    process.stdout.write(lines.join("\n") + "\n");
+    await new Promise<void>((resolve) => {
+      process.once("SIGTERM", () => resolve());
+      process.once("SIGINT", () => resolve());
+    });
+  }
   process.stdout.write("shutting down: finishing running turns\n");
   await svc.stop();
   process.stdout.write("stopped\n");

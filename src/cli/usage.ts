@@ -3,6 +3,7 @@ export const USAGE = `service — a self-hosted AI agent service
 Usage:
   service onboard [options]   set up the service home: LLM endpoint, key, model, instance token
   service serve [options]     run the service (Responses API, web gateway, webhook channel)
+  service chat [options]      the terminal UI, attached to a running service
   service --help              this text; every command also takes --help
   service --version           print the version
 
@@ -38,4 +39,22 @@ Options:
   --revision A|B        Responses contract revision (RESPONSES_API_REVISION, default B)
   --home DIR            service home (default: $SERVICE_HOME or ~/.service)
   -h, --help            this text
+`;
+
+export const CHAT_USAGE = `Usage: service chat [options]
+
+Opens the terminal UI on a service that is already running (\`service serve\`), over HTTP.
+
+Options:
+  --url URL             the service (default http://GATEWAY_HOST:GATEWAY_PORT, 127.0.0.1:3000)
+  --token TOKEN         instance or user token (default SERVICE_REBORN_WEBUI_TOKEN,
+                        GATEWAY_AUTH_TOKEN, then the webui-token file of the service home)
+  --thread ID           open this conversation instead of a new one
+  --home DIR            service home (default: $SERVICE_HOME or ~/.service)
+  -h, --help            this text
+
+Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J inserts a new line · Ctrl+C quits ·
+Ctrl+L clears the screen · Tab focuses the next element · Esc cancels the running reply or
+goes back · Up/Down scroll (PageUp/PageDown by page) · a / d / A answer an approval prompt.
+Logs go to $SERVICE_HOME/logs/service.log.
 `;

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../errors";
+import { mcpServersProblem } from "./mcp";
 import { ConfigSchema, DEFAULTS, type Config, type ConfigLayer } from "./schema";
 
 export type Env = Record<string, string | undefined>;
@@ -126,6 +127,8 @@ function deepMerge(target: Record<string, unknown>, source: Record<string, unkno
 }
 
 export function validateConfig(config: Config): Config {
+  const mcp = mcpServersProblem(config.mcpServers);
+  if (mcp) throw new ConfigError(`invalid configuration: ${mcp}`);
   if (!Value.Check(ConfigSchema, config)) {
     const problems = [...Value.Errors(ConfigSchema, config)]
       .slice(0, 5)

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { McpServers } from "./mcp";
 
 export const ApprovalPolicy = Type.Union([Type.Literal("auto"), Type.Literal("ask"), Type.Literal("deny")]);
 export type ApprovalPolicy = Static<typeof ApprovalPolicy>;
@@ -50,6 +51,8 @@ export const ConfigSchema = Type.Object({
       searchUrl: Type.Optional(Type.String({ minLength: 1 })),
     }),
   }),
+  /** MCP servers by name: `{command, args, env}` (stdio) or `{url, headers}` (Streamable HTTP). */
+  mcpServers: McpServers,
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -63,6 +66,7 @@ export const DEFAULTS: Config = {
   agent: { maxSteps: 16 },
   memory: {},
   tools: { approval: {}, web: { allowPrivate: false, allowHosts: [] } },
+  mcpServers: {},
 };
 
 /** A partial config, as found in config.json, the environment or flags. */

@@ -7,6 +7,8 @@ export interface OpenAiLlmOptions {
   baseUrl?: string;
   apiKey?: string;
   model?: string;
+  /** Model for /embeddings (workspace memory); without one, `embed` throws. */
+  embeddingModel?: string;
 }
 
 export const LLM_NOT_CONFIGURED =
@@ -97,6 +99,18 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
     async listModels(signal) {
       const page = await client.models.list({ signal });
       return page.data.map((m) => m.id);
+    },
+    embeddingModel: opts.embeddingModel,
+    async embed(texts, signal) {
+      if (!opts.embeddingModel) throw new Error("No embedding model is configured (LLM_EMBEDDING_MODEL).");
+      if (!opts.baseUrl && !opts.apiKey) throw new Error("No LLM endpoint is configured for embeddings (LLM_BASE_URL).");
+      if (!texts.length) return [];
+      const res = await client.embeddings.create({ model: opts.embeddingModel, input: texts }, { signal });
+      const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+      if (vectors.length !== texts.length) {
+        throw new Error(`the embedding endpoint returned ${vectors.length} vectors for ${texts.length} texts`);
+      }
+      return vectors;
     },
   };
 }

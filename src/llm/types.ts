@@ -38,4 +38,8 @@ export interface Llm {
   proxyChatCompletions(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;
   /** Checks the endpoint by listing its models (used by onboarding). */
   listModels(signal?: AbortSignal): Promise<string[]>;
+  /** The embedding model on the same endpoint, or undefined when none is configured. */
+  readonly embeddingModel: string | undefined;
+  /** One vector per text, in order, from the endpoint's /embeddings. Throws when it fails. */
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
 }

@@ -1,4 +1,4 @@
-import { asc, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ConversationItem, PendingCall } from "../agent/items";
 import type { Db } from "./db";
@@ -129,4 +129,27 @@ export async function listThreads(db: Db, userId: string, limit = 200): Promise<
     .orderBy(desc(threads.updatedAt))
     .limit(limit);
   return rows.map((r) => ({ ...r, waiting: r.waiting ?? null }));
+}
+
+export interface ApprovalGate {
+  threadId: string;
+  callId: string;
+  tool: string;
+  arguments: string;
+  createdAt: number;
+}
+
+/** The tool calls waiting for this user's approval, newest first. */
+export async function listApprovalGates(db: Db, userId: string): Promise<ApprovalGate[]> {
+  const rows = await db
+    .select({ threadId: gates.threadId, callId: gates.callId, data: gates.data, createdAt: gates.createdAt })
+    .from(gates)
+    .innerJoin(threads, eq(gates.threadId, threads.id))
+    .where(and(eq(threads.userId, userId), eq(gates.kind, "approval")))
+    // created_at is in seconds: the rowid orders gates of the same second
+    .orderBy(desc(gates.createdAt), desc(sql`${gates}.rowid`));
+  return rows.map((r) => {
+    const details = (JSON.parse(r.data) as { details?: { tool?: unknown; arguments?: unknown } }).details ?? {};
+    return { threadId: r.threadId, callId: r.callId, tool: String(details.tool ?? ""), arguments: String(details.arguments ?? ""), createdAt: r.createdAt };
+  });
 }

@@ -3,7 +3,8 @@ import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrations } from "./migrations";
 import * as schema from "./schema";
 
-export type Db = LibSQLDatabase<typeof schema>;
+/** The drizzle database; `$client` is the libSQL client under it, for SQL drizzle cannot express (FTS5, vectors). */
+export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
 
 export interface Database {
   db: Db;

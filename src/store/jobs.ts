@@ -1,14 +1,15 @@
 import { and, asc, desc, eq, isNotNull } from "drizzle-orm";
 import type { Db } from "./db";
-import { jobs } from "./schema";
+import { items, jobs, responses, threads } from "./schema";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata">;
 
-export async function insertJob(db: Db, job: NewJob): Promise<JobRow> {
+/** Stores a new job, queued; returns what was written (no read-back: this is the webhook's hot path). */
+export async function insertJob(db: Db, job: NewJob): Promise<NewJob & Pick<JobRow, "status" | "createdAt">> {
   const row = { ...job, status: "queued" as const, createdAt: new Date().toISOString() };
-  const [inserted] = await db.insert(jobs).values(row).returning();
-  return inserted!;
+  await db.insert(jobs).values(row);
+  return row;
 }
 
 export async function getJob(db: Db, id: string): Promise<JobRow | undefined> {
@@ -67,4 +68,16 @@ export function finishJobStatement(
       completedAt: outcome.status === "queued" ? null : new Date().toISOString(),
     })
     .where(eq(jobs.id, id));
+}
+
+/**
+ * Statements that undo a turn in the batch that commits it: its items and response, and the
+ * thread too when the turn created it. For a job cut short by a shutdown, which runs again.
+ */
+export function discardTurnStatements(db: Db, responseId: string, newThreadId: string | undefined) {
+  return [
+    db.delete(items).where(eq(items.responseId, responseId)),
+    db.delete(responses).where(eq(responses.id, responseId)),
+    ...(newThreadId ? [db.delete(threads).where(eq(threads.id, newThreadId))] : []),
+  ];
 }

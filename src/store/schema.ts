@@ -137,3 +137,38 @@ export const jobs = sqliteTable(
     index("jobs_conversation").on(t.userId, t.sender, t.conversationId),
   ],
 );
+
+/** Workspace memory: one text document per user and path (see src/memory/). */
+export const memoryDocuments = sqliteTable(
+  "memory_documents",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    path: text("path").notNull(),
+    content: text("content").notNull(),
+    /** UTF-8 bytes of `content`. */
+    size: integer("size").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("memory_documents_user_path").on(t.userId, t.path)],
+);
+
+/**
+ * The searchable pieces of a document. The full-text index `memory_fts` (FTS5, external
+ * content) follows this table through triggers; vectors live in `memory_vectors_<dims>`,
+ * created at run time once the embedding model's dimensions are known.
+ */
+export const memoryChunks = sqliteTable(
+  "memory_chunks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    documentId: integer("document_id")
+      .notNull()
+      .references(() => memoryDocuments.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    seq: integer("seq").notNull(),
+    text: text("text").notNull(),
+  },
+  (t) => [uniqueIndex("memory_chunks_document_seq").on(t.documentId, t.seq), index("memory_chunks_user").on(t.userId)],
+);

@@ -1,5 +1,6 @@
 import { Value } from "@sinclair/typebox/value";
 import type { ToolSpec } from "../llm/types";
+import { jsonSchemaProblem } from "./json-schema";
 import type { Tool, ToolContext } from "./tool";
 
 /** Tool output longer than this is cut, here and only here, with a marker saying so. */
@@ -16,6 +17,7 @@ export const RESERVED_PREFIXES = ["mission_", "skill_", "memory_"] as const;
 /** Every registered action: built-in, extension and MCP tools share one name space. */
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
+  readonly #reserved: string[] = [];
 
   register(tool: Tool): this {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
@@ -31,9 +33,14 @@ export class ToolRegistry {
     return this.#tools.get(name);
   }
 
+  /** Reserves a name prefix for tools that register later (an MCP server still starting). */
+  reservePrefix(prefix: string): void {
+    if (!this.#reserved.includes(prefix)) this.#reserved.push(prefix);
+  }
+
   /** True when a caller tool of this name would shadow a registered action. */
   isRegisteredAction(name: string): boolean {
-    return this.#tools.has(name) || RESERVED_PREFIXES.some((p) => name.startsWith(p));
+    return this.#tools.has(name) || [...RESERVED_PREFIXES, ...this.#reserved].some((p) => name.startsWith(p));
   }
 
   specs(): ToolSpec[] {
@@ -55,10 +62,12 @@ export class ToolRegistry {
       return { output: `Error: the arguments for ${name} are not valid JSON.`, isError: true };
     }
     if (!Value.Check(tool.parameters, args)) {
-      const problems = [...Value.Errors(tool.parameters, args)]
-        .slice(0, 3)
-        .map((e) => `${e.path || "(root)"} ${e.message}`)
-        .join("; ");
+      const problems =
+        jsonSchemaProblem(tool.parameters, args) ??
+        [...Value.Errors(tool.parameters, args)]
+          .slice(0, 3)
+          .map((e) => `${e.path || "(root)"} ${e.message}`)
+          .join("; ");
       return { output: `Error: invalid arguments for ${name}: ${problems}.`, isError: true };
     }
     try {

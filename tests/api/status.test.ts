@@ -23,6 +23,7 @@ describe("status and routing", () => {
       llm: { configured: true, model: "scripted-model" },
       channels: { gateway: true, webhook: false, tui: false },
       revision: "B",
+      mcp: { servers: [] },
     });
     expect(Number.isInteger(body.uptime_s)).toBe(true);
     expect(body.uptime_s).toBeGreaterThanOrEqual(0);

@@ -158,6 +158,7 @@ describe("layering", () => {
       agent: { maxSteps: 5 },
       memory: { embeddingModel: "emb" },
       tools: { approval: { file_write: "ask", web_fetch: "ask" }, web: { allowPrivate: true, allowHosts: [], searchUrl: "http://searx" } },
+      mcpServers: {},
     });
   });
 

@@ -1,7 +1,7 @@
 import { userContextBlock } from "../../agent/context";
 import type { Agent, TurnResult } from "../../agent/turns";
 import type { Db } from "../../store/db";
-import { conversationThread, finishJobStatement, markRunning, nextQueuedJob, requeueInterrupted, type JobRow } from "../../store/jobs";
+import { conversationThread, discardTurnStatements, finishJobStatement, markRunning, nextQueuedJob, requeueInterrupted, type JobRow } from "../../store/jobs";
 
 /**
  * Runs queued jobs through the agent, one at a time, in the order they were accepted. A job's
@@ -10,6 +10,8 @@ import { conversationThread, finishJobStatement, markRunning, nextQueuedJob, req
  */
 export class JobWorker {
   #busy: Promise<void> | undefined;
+  /** A job was queued while the worker was busy: look again before going idle. */
+  #again = false;
   #stopping = false;
 
   constructor(private readonly deps: { db: Db; agent: Agent; log: (m: string) => void }) {}
@@ -22,10 +24,19 @@ export class JobWorker {
 
   /** Wakes the worker when a job was queued. */
   kick(): void {
-    if (this.#busy || this.#stopping) return;
+    if (this.#stopping) return;
+    if (this.#busy) {
+      this.#again = true;
+      return;
+    }
+    this.#again = false;
     this.#busy = this.#drain()
       .catch((e) => this.deps.log(`webhook worker: ${(e as Error).message}`))
-      .finally(() => (this.#busy = undefined));
+      .finally(() => {
+        this.#busy = undefined;
+        // queued after the last look but before the worker went idle: not left waiting
+        if (this.#again) this.kick();
+      });
   }
 
   /** Stops taking jobs; a job cut short by the shutdown goes back to the queue. */
@@ -41,6 +52,7 @@ export class JobWorker {
   async #drain(): Promise<void> {
     for (;;) {
       if (this.#stopping) return;
+      this.#again = false;
       const job = await nextQueuedJob(this.deps.db);
       if (!job) return;
       await this.#run(job);
@@ -61,7 +73,7 @@ export class JobWorker {
         messages: [{ role: "user", content }],
         toolOutputs: [],
         model: "default",
-        commitAlso: (r) => [finishJobStatement(db, job.id, this.#outcome(r))],
+        commitAlso: (r) => this.#finish(job, threadId, r),
       });
       const run = turn.run();
       while (!(await run.next()).done);
@@ -72,12 +84,24 @@ export class JobWorker {
     }
   }
 
-  #outcome(r: TurnResult) {
+  /** The job's end, written in the turn's transaction. */
+  #finish(job: JobRow, priorThread: string | undefined, r: TurnResult) {
+    const { db } = this.deps;
+    if (r.status !== "completed" && r.error?.code === "cancelled" && this.#stopping) {
+      // Cut short by a shutdown: back to the queue, and this attempt's writes undone in the
+      // same transaction, so the job runs again from scratch as if it had never started.
+      return [
+        ...discardTurnStatements(db, r.id, priorThread ? undefined : r.threadId),
+        finishJobStatement(db, job.id, { status: "queued", threadId: priorThread ?? null, responseId: null, response: null, error: null }),
+      ];
+    }
     const response = r.items
       .flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : []))
       .join("\n\n");
-    if (r.status === "completed") return { status: "completed" as const, threadId: r.threadId, responseId: r.id, response, error: null };
-    const requeue = r.error?.code === "cancelled" && this.#stopping;
-    return { status: requeue ? ("queued" as const) : ("failed" as const), threadId: r.threadId, responseId: r.id, response: response || null, error: JSON.stringify(r.error) };
+    const outcome =
+      r.status === "completed"
+        ? { status: "completed" as const, threadId: r.threadId, responseId: r.id, response, error: null }
+        : { status: "failed" as const, threadId: r.threadId, responseId: r.id, response: response || null, error: JSON.stringify(r.error) };
+    return [finishJobStatement(db, job.id, outcome)];
   }
 }

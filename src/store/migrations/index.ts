@@ -4,10 +4,14 @@ import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_response_meta.sql" with { type: "text" };
 import m2 from "./0002_tool_policies.sql" with { type: "text" };
 import m3 from "./0003_jobs.sql" with { type: "text" };
+import m4 from "./0004_memory.sql" with { type: "text" };
+import m5 from "./0005_memory_fts.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
   { tag: "0001_response_meta", sql: m1 },
   { tag: "0002_tool_policies", sql: m2 },
   { tag: "0003_jobs", sql: m3 },
+  { tag: "0004_memory", sql: m4 },
+  { tag: "0005_memory_fts", sql: m5 },
 ];

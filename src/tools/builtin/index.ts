@@ -3,15 +3,28 @@ import type { Paths } from "../../config/load";
 import type { Db } from "../../store/db";
 import type { Llm } from "../../llm/types";
 import type { Tool } from "../tool";
+import type { MemoryService } from "../../memory/service";
+import { memoryTools } from "./memory";
+import { fileTools } from "./files";
+import { webFetchTool } from "./web-fetch";
+import { webSearchTool } from "./web-search";
 
 export interface BuiltinDeps {
   config: Config;
   paths: Paths;
   db: Db;
   llm: Llm;
+  memory: MemoryService;
 }
 
 /** Every built-in tool, registered at start-up; their names are registered actions. */
-export function builtinTools(_deps: BuiltinDeps): Tool[] {
-  return [];
+export function builtinTools(deps: BuiltinDeps): Tool[] {
+  const { web } = deps.config.tools;
+  return [
+    ...fileTools(deps.paths),
+    webFetchTool(web),
+    ...memoryTools(deps.memory),
+    // web_search exists only with a SearXNG instance to ask
+    ...(web.searchUrl ? [webSearchTool(web.searchUrl)] : []),
+  ];
 }

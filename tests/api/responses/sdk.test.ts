@@ -195,7 +195,9 @@ describe("Vercel AI SDK Responses provider", () => {
     expect(result.toolCalls[0]!.toolCallId).toMatch(/^call_[0-9a-f]+$/);
     expect(result.finishReason).toBe("tool-calls");
     // The provider sent the tool to the service, which offered it to the model.
-    expect(t.llm.lastChat().tools.map((x: any) => x.function.name)).toEqual(["get_weather"]);
+    expect(
+      t.llm.lastChat().tools.map((x: any) => x.function.name).filter((name: string) => !t.service.services.tools.get(name)),
+    ).toEqual(["get_weather"]);
   });
 
   test("a tool without execute: streamText parses the streamed function_call", async () => {

@@ -17,6 +17,12 @@ function fn(name: string, description = `The ${name} tool`, properties: Record<s
 }
 const weather = fn("get_weather", "Current weather for a city", { city: { type: "string", description: "City name" } });
 
+/** Names of the tools the model was offered, less the built-in tools it is always offered. */
+function callerToolsOffered(t: TestService): string[] {
+  const offered: { function: { name: string } }[] = t.llm.lastChat().tools ?? [];
+  return offered.map((x) => x.function.name).filter((name) => !t.service.services.tools.get(name));
+}
+
 /** JSON with sorted keys and no white space, written independently of the service's own. */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
@@ -54,6 +60,8 @@ const chatCount = (t: TestService) => t.llm.chatRequests().length;
 const functionCalls = (body: any) => body.output.filter((o: any) => o.type === "function_call");
 const outputOf = (call: any, output: string) => ({ type: "function_call_output", call_id: call.call_id, output });
 const toolMessages = (req: any) => req.messages.filter((m: any) => m.role === "tool");
+/** A built-in's result as the model sees it: wrapped as untrusted data by the safety layer. */
+const untrusted = (tool: string, text: string) => `<tool_output tool="${tool}" trust="untrusted">\n${text}\n</tool_output>`;
 
 /**
  * Checks the chat messages sent to the model are a sequence providers accept: each assistant
@@ -457,7 +465,7 @@ describe("caller tool flow", () => {
     t.llm.enqueue({ toolCalls: [{ name: "get_weather", arguments: { city: "Lyon" } }] });
     const second = await t.respond({ model: MODEL, previous_response_id: response.id, input: [outputOf(call, "sunny")] });
     expect(second.body.status).toBe("completed");
-    expect(t.llm.lastChat().tools.map((x: any) => x.function.name)).toEqual(["get_weather"]);
+    expect(callerToolsOffered(t)).toEqual(["get_weather"]);
     const [again] = functionCalls(second.body);
     expect(again).toMatchObject({ name: "get_weather", status: "completed" });
     expect(JSON.parse(again.arguments)).toEqual({ city: "Lyon" });
@@ -468,13 +476,13 @@ describe("caller tool flow", () => {
     expect(third.body.output[0].content[0].text).toBe("Lyon is rainy.");
     t.llm.enqueue({ text: "ok" });
     await t.respond({ model: MODEL, previous_response_id: third.body.id, input: "and now?" });
-    expect(t.llm.lastChat().tools.map((x: any) => x.function.name)).toEqual(["get_weather"]);
+    expect(callerToolsOffered(t)).toEqual(["get_weather"]);
 
     // A new tools array replaces the catalog.
     const clock = fn("get_time", "Current time", { tz: { type: "string", description: "zone" } });
     t.llm.enqueue({ toolCalls: [{ name: "get_time", arguments: { tz: "UTC" } }] });
     const fourth = await t.respond({ model: MODEL, previous_response_id: third.body.id, input: "what time is it?", tools: [clock] });
-    expect(t.llm.lastChat().tools.map((x: any) => x.function.name)).toEqual(["get_time"]);
+    expect(callerToolsOffered(t)).toEqual(["get_time"]);
     const [timeCall] = functionCalls(fourth.body);
     expect(timeCall.name).toBe("get_time");
 
@@ -482,7 +490,7 @@ describe("caller tool flow", () => {
     t.llm.enqueue({ text: "It is noon." });
     const fifth = await t.respond({ model: MODEL, previous_response_id: fourth.body.id, input: [outputOf(timeCall, "12:00")] });
     expect(fifth.body.status).toBe("completed");
-    expect(t.llm.lastChat().tools.map((x: any) => x.function.name)).toEqual(["get_time"]);
+    expect(callerToolsOffered(t)).toEqual(["get_time"]);
   });
 
   test("an empty `tools` array clears the catalog", async () => {
@@ -490,7 +498,7 @@ describe("caller tool flow", () => {
     const first = await t.respond({ model: MODEL, input: "hi", tools: [weather] });
     t.llm.enqueue({ text: "second" });
     await t.respond({ model: MODEL, previous_response_id: first.body.id, input: "again", tools: [] });
-    expect(t.llm.lastChat().tools).toBeUndefined();
+    expect(callerToolsOffered(t)).toEqual([]);
   });
 
   test("the legacy /v1/responses path runs the same flow", async () => {
@@ -563,7 +571,7 @@ describe("built-in tools inside the loop", () => {
     expect(assistant).toMatchObject({ role: "assistant", content: "Let me add." });
     expect(assistant.tool_calls).toHaveLength(1);
     expect(assistant.tool_calls[0].function).toEqual({ name: "test_add", arguments: '{"a":2,"b":3}' });
-    expect(messages.at(-1)).toEqual({ role: "tool", tool_call_id: assistant.tool_calls[0].id, content: "5" });
+    expect(messages.at(-1)).toEqual({ role: "tool", tool_call_id: assistant.tool_calls[0].id, content: untrusted("test_add", "5") });
 
     // GET shows the same caller-visible output.
     const got = (await (await t.api(`/api/v1/responses/${r.body.id}`)).json()) as any;
@@ -576,7 +584,7 @@ describe("built-in tools inside the loop", () => {
     t.llm.enqueue({ text: "Yes." });
     await t.respond({ model: MODEL, previous_response_id: r.body.id, input: "sure?" });
     const messages = t.llm.lastChat().messages;
-    expect(toolMessages({ messages }).map((m: any) => m.content)).toEqual(["42"]);
+    expect(toolMessages({ messages }).map((m: any) => m.content)).toEqual([untrusted("test_add", "42")]);
     expect(messages.at(-1)).toEqual({ role: "user", content: "sure?" });
   });
 
@@ -593,14 +601,17 @@ describe("built-in tools inside the loop", () => {
     expect(r.body.output[0].content[0].text).toBe("Sorry, I got the arguments wrong.");
     expect(calls).toHaveLength(0);
     const [result] = toolMessages(t.llm.lastChat());
-    expect(result.content).toMatch(expected);
+    const wrapper = untrusted("test_add", "").split("\n\n");
+    expect(result.content).toStartWith(wrapper[0]);
+    expect(result.content).toEndWith(wrapper[1]);
+    expect(result.content.slice(wrapper[0]!.length + 1, -wrapper[1]!.length - 1)).toMatch(expected);
   });
 
   test("a built-in that throws becomes an error text for the model", async () => {
     t.llm.enqueue({ toolCalls: [{ name: "test_explode", arguments: {} }] }, { text: "The tool failed." });
     const r = await t.respond({ model: MODEL, input: "go" });
     expect(r.body.status).toBe("completed");
-    expect(toolMessages(t.llm.lastChat())[0].content).toBe("Error: test_explode failed: the widget is on fire");
+    expect(toolMessages(t.llm.lastChat())[0].content).toBe(untrusted("test_explode", "Error: test_explode failed: the widget is on fire"));
   });
 
   test("a call of an unknown tool becomes an error text for the model", async () => {
@@ -608,7 +619,7 @@ describe("built-in tools inside the loop", () => {
     const r = await t.respond({ model: MODEL, input: "go" });
     expect(r.body.status).toBe("completed");
     expect(r.body.output).toHaveLength(1);
-    expect(toolMessages(t.llm.lastChat())[0].content).toBe("Error: there is no tool named no_such_tool.");
+    expect(toolMessages(t.llm.lastChat())[0].content).toBe(untrusted("no_such_tool", "Error: there is no tool named no_such_tool."));
   });
 
   test("a built-in and a caller tool in one step: the built-in runs, the turn pauses on the caller tool", async () => {
@@ -630,7 +641,7 @@ describe("built-in tools inside the loop", () => {
     const sentCalls = messages.filter((m: any) => m.tool_calls).flatMap((m: any) => m.tool_calls);
     expect(sentCalls.map((c: any) => c.function.name)).toEqual(["test_add", "ask_user"]);
     expect(toolMessages({ messages })).toEqual([
-      { role: "tool", tool_call_id: sentCalls[0].id, content: "2" },
+      { role: "tool", tool_call_id: sentCalls[0].id, content: untrusted("test_add", "2") },
       { role: "tool", tool_call_id: call.call_id, content: "yes" },
     ]);
   });

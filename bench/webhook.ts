@@ -1,0 +1,238 @@
+// `bun run bench/webhook.ts`: the webhook channel of the compiled binary against the scripted
+// LLM, each in its own process on loopback. Figures:
+//  - jobs accepted per second: POST /webhook → 202, 8 concurrent keep-alive clients, 2,000 jobs;
+//  - the worker's drain of that burst: from the first POST until the last job is completed
+//    (jobs run one at a time, in order, so the last one completing means all have), read by
+//    polling GET /jobs/{id} of the last job every 10 ms;
+//  - POST → completed per job inside the burst: the record's completed_at minus the client's
+//    clock at the POST (same machine, millisecond resolution); mostly time spent queued;
+//  - POST → completed with an empty queue: one job at a time, timed by polling GET /jobs/{id}
+//    every millisecond until it is completed (resolution about 1 ms), on 200 jobs.
+// The channel allows 60 requests a minute per client IP, so the clients spread over source
+// addresses of 127.0.0.0/8 (every one is loopback on Linux), at most 50 requests each.
+import { spawn, type Subprocess } from "bun";
+import http from "node:http";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "..");
+const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+const SECRET = "bench-webhook-secret-0123456789";
+const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
+const JOBS = Number(process.env.BENCH_WEBHOOK_JOBS ?? 2000);
+const CONCURRENCY = 8;
+const SEQUENTIAL = Number(process.env.BENCH_WEBHOOK_SEQUENTIAL ?? 200);
+const PER_IP = 50;
+
+const tmp = mkdtempSync(join(tmpdir(), "service-bench-webhook-"));
+const children: Subprocess[] = [];
+let stopping = false;
+process.on("exit", () => children.forEach((c) => c.kill()));
+
+async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {
+  const reader = proc.stdout.getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`process ended before printing ${pattern}: ${buf}`);
+    buf += new TextDecoder().decode(value);
+    const m = buf.match(pattern);
+    if (m) {
+      // keep draining so the process never blocks on a full pipe
+      void (async () => {
+        while (!(await reader.read()).done);
+      })();
+      return m;
+    }
+  }
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** Source addresses 127.1.0.1, 127.1.0.2, ... (never one twice): a fresh one for every PER_IP requests. */
+let ipCounter = 0;
+const nextIp = () => {
+  const n = ipCounter++;
+  if (n >= 254 * 256) throw new Error("out of source addresses");
+  return `127.1.${Math.floor(n / 254)}.${(n % 254) + 1}`;
+};
+
+/** One HTTP client with a keep-alive connection, moving to a new source address every PER_IP requests. */
+class Client {
+  #agent: http.Agent | undefined;
+  #ip = "";
+  #used = 0;
+
+  constructor(private readonly base: URL) {}
+
+  request(method: string, path: string, body?: string): Promise<{ status: number; body: any }> {
+    if (!this.#agent || this.#used >= PER_IP) {
+      this.#agent?.destroy();
+      this.#ip = nextIp();
+      this.#agent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: this.#ip } as http.AgentOptions);
+      this.#used = 0;
+    }
+    this.#used++;
+    const headers: Record<string, string> = { "x-webhook-secret": SECRET };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: this.base.hostname, port: this.base.port, path, method, agent: this.#agent, localAddress: this.#ip, headers },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (c) => (text += c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  close() {
+    this.#agent?.destroy();
+  }
+}
+
+async function main() {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
+
+  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Done: the webhook was handled."], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(llmProc);
+  const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
+
+  const svc = spawn([BIN, "serve"], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: tmp,
+      SERVICE_HOME: join(tmp, "home"),
+      SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
+      LLM_BASE_URL: llmUrl,
+      LLM_API_KEY: "bench",
+      LLM_MODEL: "scripted-model",
+      GATEWAY_HOST: "127.0.0.1",
+      GATEWAY_PORT: "0",
+      CLI_ENABLED: "false",
+      HTTP_ENABLED: "true",
+      HTTP_HOST: "127.0.0.1",
+      HTTP_PORT: "0",
+      HTTP_WEBHOOK_SECRET: SECRET,
+    },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(svc);
+  // serve prints the gateway's URL and then the webhook channel's
+  const base = new URL((await firstMatch(svc, /webhook channel: (http:\/\/\S+)\/webhook/))[1]!);
+  void svc.exited.then((code) => {
+    if (!stopping) {
+      console.error(`the service exited during the benchmark (code ${code})`);
+      process.exit(1);
+    }
+  });
+
+  const post = async (c: Client, message: string) => {
+    const r = await c.request("POST", "/webhook", JSON.stringify({ user_id: "bench", message, metadata: { n: message } }));
+    if (r.status !== 202) throw new Error(`POST /webhook: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.job_id as string;
+  };
+  const get = async (c: Client, id: string) => {
+    const r = await c.request("GET", `/jobs/${id}`);
+    if (r.status !== 200) throw new Error(`GET /jobs: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { status: string; completed_at?: string; error?: unknown };
+  };
+  const untilDone = async (c: Client, id: string, pollMs: number) => {
+    for (;;) {
+      const job = await get(c, id);
+      if (job.status === "completed") return job;
+      if (job.status === "failed") throw new Error(`job failed: ${JSON.stringify(job)}`);
+      await Bun.sleep(pollMs);
+    }
+  };
+
+  // warm-up: the first turns load code paths and the LLM connection
+  const warm = new Client(base);
+  for (let i = 0; i < 50; i++) await untilDone(warm, await post(warm, `warm-up ${i}`), 1);
+
+  // 1. A burst of JOBS from 8 concurrent clients: acceptance, then the drain.
+  const clients = Array.from({ length: CONCURRENCY }, () => new Client(base));
+  const sent: { id: string; at: number }[] = [];
+  const postLatency: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  const wall0 = Date.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < JOBS) {
+        const n = next++;
+        const at = Date.now();
+        const start = performance.now();
+        const id = await post(c, `burst job ${n}`);
+        postLatency.push(performance.now() - start);
+        sent[n] = { id, at };
+      }
+    }),
+  );
+  const acceptSeconds = (performance.now() - t0) / 1000;
+  await untilDone(clients[0]!, sent.at(-1)!.id, 10);
+  const drainSeconds = (performance.now() - t0) / 1000;
+  const drainWallMs = Date.now() - wall0;
+
+  // every job completed; POST → completed_at as the service recorded it
+  const burstLatency: number[] = [];
+  const reader = new Client(base);
+  for (const s of sent) {
+    const job = await get(reader, s.id);
+    if (job.status !== "completed") throw new Error(`job ${s.id} is ${job.status}`);
+    burstLatency.push(Date.parse(job.completed_at!) - s.at);
+  }
+
+  // 2. One job at a time on an empty queue, polled until completed.
+  const single = new Client(base);
+  const singleLatency: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const start = performance.now();
+    await untilDone(single, await post(single, `single job ${i}`), 1);
+    singleLatency.push(performance.now() - start);
+  }
+
+  const result = {
+    jobs: JOBS,
+    clients: CONCURRENCY,
+    accepted_per_s: Math.round(JOBS / acceptSeconds),
+    post_ms: { p50: round(pct(postLatency, 50)), p99: round(pct(postLatency, 99)) },
+    drain_s: round(drainSeconds),
+    drain_wall_ms: drainWallMs,
+    completed_per_s: Math.round(JOBS / drainSeconds),
+    burst_post_to_completed_ms: { p50: pct(burstLatency, 50), p99: pct(burstLatency, 99) },
+    single_post_to_completed_ms: { p50: round(pct(singleLatency, 50)), p99: round(pct(singleLatency, 99)), jobs: SEQUENTIAL },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  console.log(`
+| webhook figure | value |
+|---|---|
+| jobs accepted per second (POST → 202, ${CONCURRENCY} clients, ${JOBS} jobs) | ${result.accepted_per_s} |
+| POST → 202, p50 / p99 | ${result.post_ms.p50} / ${result.post_ms.p99} ms |
+| jobs completed per second (the burst drained one at a time) | ${result.completed_per_s} |
+| POST → completed inside the burst, p50 / p99 (queueing included) | ${result.burst_post_to_completed_ms.p50} / ${result.burst_post_to_completed_ms.p99} ms |
+| POST → completed, empty queue, p50 / p99 (${SEQUENTIAL} jobs, polled) | ${result.single_post_to_completed_ms.p50} / ${result.single_post_to_completed_ms.p99} ms |`);
+
+  for (const c of [warm, reader, single, ...clients]) c.close();
+  stopping = true;
+  svc.kill("SIGTERM");
+  await svc.exited;
+  llmProc.kill("SIGTERM");
+  await llmProc.exited;
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+await main();

@@ -1,0 +1,62 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { Elysia } from "elysia";
+import { requireAuth } from "../api/auth";
+import { readJsonObject } from "../api/body";
+import type { Services } from "../api/services";
+import { InvalidRequest, NotFound } from "../errors";
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, type MemoryEntry } from "../memory/service";
+
+export const WriteBody = Type.Object({ path: Type.String(), content: Type.String() });
+export type WriteBody = Static<typeof WriteBody>;
+
+/** The workspace memory endpoints: search, tree, read and write of the caller's own documents. */
+export function memoryRoutes(s: Services) {
+  return new Elysia({ name: "memory" })
+    .use(requireAuth(s))
+    .get("/api/memory", async ({ request, principal }) => {
+      const params = new URL(request.url).searchParams;
+      const q = single(params, "q");
+      if (q === null || !q.trim()) throw new InvalidRequest("`q` is required: the text to search for.", "invalid_query");
+      const limit = parseLimit(single(params, "limit"));
+      return { results: await s.memory.search(principal.userId, q, limit) };
+    })
+    .get("/api/memory/tree", async ({ principal }) => ({ documents: (await s.memory.tree(principal.userId)).map(entry) }))
+    .get("/api/memory/read", async ({ request, principal }) => {
+      const path = single(new URL(request.url).searchParams, "path");
+      if (path === null) throw new InvalidRequest("`path` is required.", "invalid_path");
+      const doc = await s.memory.read(principal.userId, path);
+      if (!doc) throw new NotFound(`No memory document at ${path}.`);
+      return { path: doc.path, content: doc.content, created_at: iso(doc.createdAt), updated_at: iso(doc.updatedAt) };
+    })
+    .post(
+      "/api/memory/write",
+      async ({ request, principal }) => {
+        const body = await readJsonObject(request);
+        if (!Value.Check(WriteBody, body)) {
+          const field = typeof body.path !== "string" ? "path" : "content";
+          throw new InvalidRequest(`\`${field}\` is required and must be a string.`, `invalid_${field}`);
+        }
+        return entry(await s.memory.write(principal.userId, body.path, body.content));
+      },
+      { parse: "none" },
+    );
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const entry = (e: MemoryEntry) => ({ path: e.path, size: e.size, updated_at: iso(e.updatedAt) });
+
+/** A query parameter given at most once (a repeated one is ambiguous: 400). */
+function single(params: URLSearchParams, name: string): string | null {
+  const all = params.getAll(name);
+  if (all.length > 1) throw new InvalidRequest(`\`${name}\` is given more than once.`);
+  return all[0] ?? null;
+}
+
+function parseLimit(raw: string | null): number {
+  if (raw === null || raw === "") return DEFAULT_SEARCH_LIMIT;
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_SEARCH_LIMIT) {
+    throw new InvalidRequest(`\`limit\` must be an integer from 1 to ${MAX_SEARCH_LIMIT}.`, "invalid_limit");
+  }
+  return Number(raw);
+}

@@ -1,0 +1,142 @@
+import type { ViewItem } from "./chat-state";
+import { fill, h, prettyJson } from "./dom";
+import { renderMarkdown } from "./markdown";
+import type { Decision } from "./wire";
+
+export interface ItemView {
+  el: HTMLElement;
+  update(item: ViewItem): void;
+}
+
+export type Decide = (threadId: string, callId: string, decision: Decision) => void;
+
+type Of<K extends ViewItem["kind"]> = Extract<ViewItem, { kind: K }>;
+
+/** The element for one conversation item; `update` changes it in place as the item grows. */
+export function itemView(item: ViewItem, decide: Decide): ItemView {
+  switch (item.kind) {
+    case "user":
+      return userView();
+    case "assistant":
+      return assistantView();
+    case "tool":
+      return toolView();
+    case "approval":
+      return approvalView(decide);
+    case "notice":
+      return noticeView();
+  }
+}
+
+function userView(): ItemView {
+  const bubble = h("div", { class: "bubble" });
+  const el = h("div", { class: "msg user" }, h("span", { class: "sr-only", text: "You: " }), bubble);
+  return {
+    el,
+    update(item) {
+      bubble.textContent = (item as Of<"user">).text;
+    },
+  };
+}
+
+function assistantView(): ItemView {
+  const body = h("div", { class: "md" });
+  const el = h("div", { class: "msg assistant" }, body);
+  let shown: string | null = null;
+  let frame = 0;
+  let latest = "";
+  const paint = () => {
+    frame = 0;
+    if (latest === shown) return;
+    shown = latest;
+    body.innerHTML = renderMarkdown(latest);
+  };
+  return {
+    el,
+    update(raw) {
+      const item = raw as Of<"assistant">;
+      el.classList.toggle("streaming", item.streaming);
+      el.setAttribute("aria-busy", String(item.streaming));
+      latest = item.text;
+      // many deltas a second: render at most once per frame while streaming
+      if (!item.streaming) paint();
+      else if (!frame) frame = requestAnimationFrame(paint);
+    },
+  };
+}
+
+function toolView(): ItemView {
+  const name = h("span", { class: "tool-name" });
+  const status = h("span", { class: "tool-status" });
+  const args = h("pre", { class: "code" });
+  const output = h("pre", { class: "code" });
+  const resultBlock = h("div", null, h("div", { class: "label", text: "Result" }), output);
+  const el = h(
+    "details",
+    { class: "tool" },
+    h("summary", null, h("span", { class: "tool-icon", "aria-hidden": "true" }), h("span", { class: "tool-label", text: "Tool" }), name, status),
+    h("div", { class: "tool-body" }, h("div", { class: "label", text: "Arguments" }), args, resultBlock),
+  );
+  return {
+    el,
+    update(raw) {
+      const item = raw as Of<"tool">;
+      name.textContent = item.name;
+      const state = item.output === null ? "running" : item.isError ? "error" : "done";
+      el.dataset.state = state;
+      status.textContent = state === "running" ? "running…" : state === "error" ? "failed" : "done";
+      args.textContent = prettyJson(item.arguments);
+      resultBlock.hidden = item.output === null;
+      output.textContent = item.output ?? "";
+    },
+  };
+}
+
+const DECIDED: Record<Decision, string> = { approve: "Approved", deny: "Denied", always: "Always allowed" };
+
+function approvalView(decide: Decide): ItemView {
+  const tool = h("code");
+  const args = h("pre", { class: "code" });
+  const error = h("p", { class: "approval-error", role: "alert" });
+  const actions = h("div", { class: "actions" });
+  const el = h(
+    "section",
+    { class: "approval", "aria-label": "Approval needed" },
+    h("div", { class: "approval-title" }, h("span", { class: "approval-icon", "aria-hidden": "true" }), "Approval needed"),
+    h("p", null, "The agent wants to run ", tool, " with:"),
+    args,
+    actions,
+    error,
+  );
+  return {
+    el,
+    update(raw) {
+      const item = raw as Of<"approval">;
+      tool.textContent = item.tool;
+      args.textContent = prettyJson(item.arguments) || "(no arguments)";
+      error.textContent = item.error ?? "";
+      error.hidden = !item.error;
+      el.dataset.state = item.decided ?? "pending";
+      if (item.decided) {
+        fill(actions, h("span", { class: `decided ${item.decided}`, text: DECIDED[item.decided] }));
+        return;
+      }
+      const button = (decision: Decision, label: string, cls: string) =>
+        h("button", { type: "button", class: cls, text: label, disabled: item.busy, onclick: () => decide(item.threadId, item.callId, decision) });
+      fill(actions, button("approve", "Approve", "primary"), button("deny", "Deny", "danger"), button("always", "Always allow", "secondary"));
+    },
+  };
+}
+
+function noticeView(): ItemView {
+  const el = h("div", { class: "notice" });
+  return {
+    el,
+    update(raw) {
+      const item = raw as Of<"notice">;
+      el.className = `notice ${item.tone}`;
+      el.setAttribute("role", item.tone === "error" ? "alert" : "status");
+      el.textContent = item.text;
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import { api, ApiError, onUnauthorized } from "./api";
+import { ChatModel } from "./chat-state";
+import { ChatView } from "./chat-view";
+import { fill, h } from "./dom";
+import { MemoryView } from "./memory-view";
+import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
+import { followEvents, type StreamState } from "./sse";
+
+const root = document.getElementById("app")!;
+
+/** The signed-in app: a top bar, and the chat or memory screen under it. */
+class Shell {
+  readonly el: HTMLElement;
+  readonly chat = new ChatView(new ChatModel());
+  readonly memory = new MemoryView();
+  #screen = h("main", { class: "screen-host" });
+  #conn = h("span", { class: "conn", role: "status", "aria-live": "polite" });
+  #nav = {
+    chat: h("a", { href: "/", text: "Chat" }),
+    memory: h("a", { href: "/memory", text: "Memory" }),
+  };
+  #events: { close(): void };
+  #memoryLoaded = false;
+
+  constructor() {
+    for (const [name, link] of Object.entries(this.#nav)) {
+      link.addEventListener("click", (e) => {
+        if (e.metaKey || e.ctrlKey || e.shiftKey) return;
+        e.preventDefault();
+        const onMemory = location.pathname === "/memory";
+        if ((name === "memory") === onMemory) return;
+        if (onMemory && !this.memory.confirmLeave()) return;
+        // back to the conversation that was open before
+        const thread = this.chat.current;
+        history.pushState(null, "", name === "memory" ? "/memory" : thread ? `/?thread=${encodeURIComponent(thread)}` : "/");
+        void this.route();
+      });
+    }
+    this.el = h(
+      "div",
+      { class: "shell" },
+      h(
+        "header",
+        { class: "topbar" },
+        h("a", { class: "brand", href: "/", "aria-label": "service home" }, h("span", { class: "logo", "aria-hidden": "true" }), "service"),
+        h("nav", { class: "tabs", "aria-label": "Main" }, this.#nav.chat, this.#nav.memory),
+        this.#conn,
+        h("button", { type: "button", class: "ghost signout", text: "Sign out", onclick: () => this.#signOut() }),
+      ),
+      this.#screen,
+    );
+    this.#events = followEvents({
+      token: storedToken,
+      onEvent: (e) => this.chat.handle(e),
+      onState: (s) => this.#showConnection(s),
+      onReconnect: () => {
+        void this.chat.refreshThreads();
+        if (this.chat.current) void this.chat.reload(this.chat.current);
+      },
+      onUnauthorized: () => signedOut("Your token is no longer accepted. Sign in again."),
+    });
+    addEventListener("popstate", () => void this.route());
+    void this.chat.refreshThreads();
+  }
+
+  async route(): Promise<void> {
+    const params = new URLSearchParams(location.search);
+    const onMemory = location.pathname === "/memory";
+    this.#nav.chat.toggleAttribute("aria-current", !onMemory);
+    this.#nav.memory.toggleAttribute("aria-current", onMemory);
+    if (onMemory) {
+      fill(this.#screen, this.memory.el);
+      if (!this.#memoryLoaded) {
+        this.#memoryLoaded = true;
+        void this.memory.refresh();
+      }
+      await this.memory.open(params.get("path"));
+    } else {
+      fill(this.#screen, this.chat.el);
+      await this.chat.open(params.get("thread"));
+    }
+  }
+
+  close(): void {
+    this.#events.close();
+  }
+
+  #showConnection(state: StreamState): void {
+    this.#conn.dataset.state = state;
+    this.#conn.textContent = state === "open" ? "" : state === "connecting" ? "Connecting…" : "Offline, reconnecting…";
+    this.#conn.title = state === "open" ? "Live" : this.#conn.textContent;
+  }
+
+  #signOut(): void {
+    if (!this.memory.confirmLeave()) return;
+    forgetToken();
+    signedOut("You are signed out.");
+  }
+}
+
+let shell: Shell | undefined;
+
+function start(): void {
+  shell?.close();
+  shell = new Shell();
+  fill(root, shell.el);
+  void shell.route();
+}
+
+function signedOut(message?: string): void {
+  shell?.close();
+  shell = undefined;
+  forgetToken();
+  fill(root, signInView(message));
+}
+
+/** Paste a token; it is checked against the service before it is kept. */
+function signInView(message?: string): HTMLElement {
+  const input = h("input", { type: "password", id: "token", name: "token", autocomplete: "current-password", required: true, spellcheck: false });
+  const error = h("p", { class: "form-error", role: "alert" });
+  const button = h("button", { type: "submit", class: "primary", text: "Sign in" });
+  const form = h(
+    "form",
+    {
+      class: "signin card",
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        const token = input.value.trim();
+        if (!token) return;
+        button.disabled = true;
+        error.textContent = "";
+        try {
+          await api.check(token);
+          storeToken(token);
+          start();
+        } catch (err) {
+          error.textContent = err instanceof ApiError && err.status === 401 ? "That token was not accepted." : (err as Error).message;
+          button.disabled = false;
+          input.select();
+        }
+      },
+    },
+    h("div", { class: "brand big" }, h("span", { class: "logo", "aria-hidden": "true" }), "service"),
+    h("h1", { text: "Sign in" }),
+    message ? h("p", { class: "notice info", role: "status", text: message }) : null,
+    h("label", { for: "token", text: "Access token" }),
+    input,
+    h(
+      "p",
+      { class: "muted small" },
+      "Use the login link that ",
+      h("code", { text: "service onboard" }),
+      " printed, the instance token in ",
+      h("code", { text: "webui-token" }),
+      " in the service home, or a personal token from your admin.",
+    ),
+    error,
+    button,
+  );
+  queueMicrotask(() => input.focus());
+  return h("div", { class: "signin-page" }, form);
+}
+
+onUnauthorized(() => signedOut("Your token is no longer accepted. Sign in again."));
+addEventListener("storage", (e) => {
+  // signing out (or in) in another tab does the same here
+  if (e.key !== null && e.key !== "service.token") return;
+  if (!storedToken() && shell) signedOut("You signed out in another tab.");
+  else if (storedToken() && !shell) start();
+});
+
+takeTokenFromUrl();
+if (storedToken()) start();
+else signedOut();

@@ -1,0 +1,233 @@
+// Workspace memory documents, their chunks, the FTS5 index over the chunks (kept in step by
+// triggers, see migrations/0005_memory_fts.sql) and the optional vector tables. Vector
+// tables are made at run time, one per dimension count (`memory_vectors_<dims>`), because
+// the dimensions are only known once the embedding model has answered.
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { InStatement, Row } from "@libsql/client";
+import type { Db } from "./db";
+import { memoryDocuments } from "./schema";
+
+export type MemoryDocument = Pick<typeof memoryDocuments.$inferSelect, "path" | "content" | "size" | "createdAt" | "updatedAt">;
+export type MemoryEntry = Pick<MemoryDocument, "path" | "size" | "updatedAt">;
+
+export interface DocumentWrite {
+  path: string;
+  content: string;
+  chunks: string[];
+  /** One vector per chunk, from `model`; absent when there is no embedding model or it failed. */
+  vectors?: { model: string; embeddings: number[][] };
+}
+
+export interface ChunkHit {
+  chunkId: number;
+  path: string;
+  /** bm25() for full-text hits (lower is better), cosine distance for vector hits. */
+  score: number;
+}
+
+const DOC_ID = "(SELECT id FROM memory_documents WHERE user_id = ? AND path = ?)";
+
+export const vectorTable = (dims: number) => {
+  if (!Number.isInteger(dims) || dims < 1 || dims > 65_536) throw new Error(`invalid vector dimensions: ${dims}`);
+  return `memory_vectors_${dims}`;
+};
+
+/** The dimension counts that have a vector table. */
+export async function vectorDims(db: Db): Promise<number[]> {
+  const rows = await db.$client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memory_vectors_%'");
+  return rows.rows.flatMap((r) => {
+    const m = /^memory_vectors_(\d+)$/.exec(String(r.name));
+    return m ? [Number(m[1])] : [];
+  });
+}
+
+export async function ensureVectorTable(db: Db, dims: number): Promise<void> {
+  const t = vectorTable(dims);
+  await db.$client.batch(
+    [
+      `CREATE TABLE IF NOT EXISTS ${t} (
+        chunk_id INTEGER PRIMARY KEY REFERENCES memory_chunks(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        embedding F32_BLOB(${dims}) NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS ${t}_user ON ${t} (user_id, model)`,
+      `CREATE INDEX IF NOT EXISTS ${t}_ann ON ${t} (libsql_vector_idx(embedding))`,
+    ],
+    "write",
+  );
+}
+
+/**
+ * Creates or overwrites documents with their chunks (and so their full-text index) and
+ * vectors, all in one transaction. `dims` lists the existing vector tables, so that stale
+ * vectors of every dimension go too.
+ */
+export async function writeDocuments(db: Db, userId: string, docs: DocumentWrite[], dims: number[], now = Date.now()): Promise<void> {
+  const statements: InStatement[] = [];
+  for (const doc of docs) {
+    const key = [userId, doc.path];
+    statements.push({
+      sql: `INSERT INTO memory_documents (user_id, path, content, size, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, path) DO UPDATE SET content = excluded.content, size = excluded.size, updated_at = excluded.updated_at`,
+      args: [userId, doc.path, doc.content, Buffer.byteLength(doc.content, "utf8"), now, now],
+    });
+    statements.push(...clearChunks(key, dims));
+    if (doc.chunks.length) {
+      statements.push({
+        sql: `INSERT INTO memory_chunks (document_id, user_id, seq, text)
+              SELECT d.id, d.user_id, j.key, j.value FROM memory_documents d, json_each(?) j WHERE d.user_id = ? AND d.path = ?`,
+        args: [JSON.stringify(doc.chunks), ...key],
+      });
+    }
+    if (doc.vectors && doc.vectors.embeddings.length === doc.chunks.length && doc.chunks.length) {
+      const table = vectorTable(doc.vectors.embeddings[0]!.length);
+      statements.push({
+        sql: `INSERT INTO ${table} (chunk_id, user_id, model, embedding)
+              SELECT c.id, c.user_id, ?, vector32(j.value) FROM memory_chunks c JOIN json_each(?) j ON j.key = c.seq
+              WHERE c.document_id = ${DOC_ID}`,
+        args: [doc.vectors.model, JSON.stringify(doc.vectors.embeddings), ...key],
+      });
+    }
+  }
+  await db.$client.batch(statements, "write");
+}
+
+function clearChunks(key: string[], dims: number[]): InStatement[] {
+  return [
+    ...dims.map((d) => ({
+      sql: `DELETE FROM ${vectorTable(d)} WHERE chunk_id IN (SELECT id FROM memory_chunks WHERE document_id = ${DOC_ID})`,
+      args: key,
+    })),
+    { sql: `DELETE FROM memory_chunks WHERE document_id = ${DOC_ID}`, args: key },
+  ];
+}
+
+/** Deletes a document with its chunks, index entries and vectors; false when there was none. */
+export async function deleteDocument(db: Db, userId: string, path: string, dims: number[]): Promise<boolean> {
+  const key = [userId, path];
+  const results = await db.$client.batch(
+    [...clearChunks(key, dims), { sql: "DELETE FROM memory_documents WHERE user_id = ? AND path = ?", args: key }],
+    "write",
+  );
+  return results.at(-1)!.rowsAffected > 0;
+}
+
+export async function readDocument(db: Db, userId: string, path: string): Promise<MemoryDocument | undefined> {
+  return (await readDocuments(db, userId, [path]))[0];
+}
+
+export async function readDocuments(db: Db, userId: string, paths: string[]): Promise<MemoryDocument[]> {
+  if (!paths.length) return [];
+  return db
+    .select({
+      path: memoryDocuments.path,
+      content: memoryDocuments.content,
+      size: memoryDocuments.size,
+      createdAt: memoryDocuments.createdAt,
+      updatedAt: memoryDocuments.updatedAt,
+    })
+    .from(memoryDocuments)
+    .where(and(eq(memoryDocuments.userId, userId), inArray(memoryDocuments.path, paths)));
+}
+
+/** Every document of the user, by path. */
+export async function listDocuments(db: Db, userId: string): Promise<MemoryEntry[]> {
+  return db
+    .select({ path: memoryDocuments.path, size: memoryDocuments.size, updatedAt: memoryDocuments.updatedAt })
+    .from(memoryDocuments)
+    .where(eq(memoryDocuments.userId, userId))
+    .orderBy(asc(memoryDocuments.path));
+}
+
+/**
+ * The user's chunks that match an FTS5 query, best (lowest bm25) first. CROSS JOIN keeps the
+ * index as the outer loop: left to itself the planner may walk all of the user's chunks
+ * and probe the index once for each.
+ */
+export async function searchText(db: Db, userId: string, match: string, limit: number): Promise<ChunkHit[]> {
+  const rs = await db.$client.execute({
+    sql: `SELECT c.id AS chunk_id, d.path AS path, bm25(memory_fts) AS score
+          FROM memory_fts CROSS JOIN memory_chunks c ON c.id = memory_fts.rowid JOIN memory_documents d ON d.id = c.document_id
+          WHERE memory_fts MATCH ? AND c.user_id = ?
+          ORDER BY score LIMIT ?`,
+    args: [match, userId, limit],
+  });
+  return rs.rows.map(hit);
+}
+
+/** FTS5 snippets of the given chunks, with the matched words in **bold**. */
+export async function snippets(db: Db, match: string, chunkIds: number[]): Promise<Map<number, string>> {
+  if (!chunkIds.length) return new Map();
+  const rs = await db.$client.execute({
+    sql: `SELECT rowid, snippet(memory_fts, 0, '**', '**', '…', 24) AS snippet FROM memory_fts
+          WHERE memory_fts MATCH ? AND rowid IN (${chunkIds.map(() => "?").join(", ")})`,
+    args: [match, ...chunkIds],
+  });
+  return new Map(rs.rows.map((r) => [Number(r.rowid), String(r.snippet)]));
+}
+
+export async function chunkTexts(db: Db, chunkIds: number[]): Promise<Map<number, string>> {
+  if (!chunkIds.length) return new Map();
+  const rs = await db.$client.execute({
+    sql: `SELECT id, text FROM memory_chunks WHERE id IN (${chunkIds.map(() => "?").join(", ")})`,
+    args: chunkIds,
+  });
+  return new Map(rs.rows.map((r) => [Number(r.id), String(r.text)]));
+}
+
+/**
+ * The user's chunks nearest to `vector` (cosine distance), from `model`'s vectors. Asks the
+ * approximate index first; when other users' vectors crowd the user's out of its answer,
+ * falls back to an exact scan of the user's own vectors.
+ */
+export async function searchVectors(db: Db, userId: string, model: string, vector: number[], limit: number): Promise<ChunkHit[]> {
+  const t = vectorTable(vector.length);
+  const q = JSON.stringify(vector);
+  const select = `SELECT v.chunk_id AS chunk_id, d.path AS path, vector_distance_cos(v.embedding, vector32(?)) AS score`;
+  const joins = `JOIN memory_chunks c ON c.id = v.chunk_id JOIN memory_documents d ON d.id = c.document_id`;
+  const approximate = await db.$client.execute({
+    sql: `${select} FROM vector_top_k('${t}_ann', vector32(?), ?) AS top JOIN ${t} v ON v.rowid = top.id ${joins}
+          WHERE v.user_id = ? AND v.model = ? ORDER BY score LIMIT ?`,
+    args: [q, q, limit * 4, userId, model, limit],
+  });
+  if (approximate.rows.length >= limit) return approximate.rows.map(hit);
+  const exact = await db.$client.execute({
+    sql: `${select} FROM ${t} v ${joins} WHERE v.user_id = ? AND v.model = ? ORDER BY score LIMIT ?`,
+    args: [q, userId, model, limit],
+  });
+  return exact.rows.map(hit);
+}
+
+const hit = (r: Row): ChunkHit => ({ chunkId: Number(r.chunk_id), path: String(r.path), score: Number(r.score) });
+
+/** Chunks after `afterId` that have no vector from `model` yet (for filling vectors in later). */
+export async function chunksWithoutVectors(
+  db: Db,
+  model: string,
+  dims: number | undefined,
+  afterId: number,
+  limit: number,
+): Promise<{ id: number; text: string }[]> {
+  const missing = dims
+    ? `AND NOT EXISTS (SELECT 1 FROM ${vectorTable(dims)} v WHERE v.chunk_id = c.id AND v.model = ?)`
+    : "";
+  const rs = await db.$client.execute({
+    sql: `SELECT c.id, c.text FROM memory_chunks c WHERE c.id > ? ${missing} ORDER BY c.id LIMIT ?`,
+    args: dims ? [afterId, model, limit] : [afterId, limit],
+  });
+  return rs.rows.map((r) => ({ id: Number(r.id), text: String(r.text) }));
+}
+
+/** Stores vectors of existing chunks; chunks deleted in the meantime are skipped. */
+export async function storeVectors(db: Db, model: string, rows: { chunkId: number; embedding: number[] }[]): Promise<void> {
+  if (!rows.length) return;
+  const t = vectorTable(rows[0]!.embedding.length);
+  await db.$client.batch(
+    rows.map((r) => ({
+      sql: `INSERT OR REPLACE INTO ${t} (chunk_id, user_id, model, embedding)
+            SELECT c.id, c.user_id, ?, vector32(?) FROM memory_chunks c WHERE c.id = ?`,
+      args: [model, JSON.stringify(r.embedding), r.chunkId],
+    })),
+    "write",
+  );
+}

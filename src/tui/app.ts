@@ -1,0 +1,653 @@
+import blessed from "blessed";
+import { ApiError, ChatClient, type ChatEvent, type ConnectionState, type Decision, type ThreadSummary } from "./client";
+import { Editor } from "./editor";
+import { redirectConsole } from "./log";
+import { openTerminal, type Terminal } from "./terminal";
+import { brief, escapeTags, Transcript } from "./transcript";
+
+export interface TuiOptions {
+  url: string;
+  token: string;
+  /** Open this thread at start; a new conversation otherwise. */
+  threadId?: string;
+  /** Receives console output and the TUI's own diagnostics while it owns the terminal. */
+  log: (message: string) => void;
+  /** Lines shown at the top of the transcript (serve's banner). */
+  banner?: string[];
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+}
+
+export interface RunningTui {
+  /** Resolves once the user has quit (Ctrl+C) or close() was called; the terminal is restored. */
+  done: Promise<void>;
+  close(): void;
+}
+
+/** Starts the terminal UI, a client of the service's HTTP API at `url`. */
+export function startTui(opts: TuiOptions): RunningTui {
+  const restoreConsole = redirectConsole(opts.log);
+  let app: ChatApp;
+  try {
+    app = new ChatApp(opts);
+  } catch (e) {
+    restoreConsole();
+    throw e;
+  }
+  const done = app.done.finally(restoreConsole);
+  return { done, close: () => app.quit() };
+}
+
+type Focus = "input" | "transcript" | "threads";
+type Pending = { threadId: string; callId: string; tool: string; args: string };
+
+const HINTS = "Enter send · Shift+Enter newline · Tab focus · Esc cancel · ^L clear · ^C quit";
+const THREADS_WIDTH = 28;
+const NEW_THREAD = "+ new conversation";
+/** Events of threads not shown yet (a first message's reply can beat its 202). */
+const ORPHAN_LIMIT = 500;
+
+class ChatApp {
+  readonly done: Promise<void>;
+  #resolveDone!: () => void;
+  readonly #client: ChatClient;
+  readonly #term: Terminal;
+  readonly #screen: blessed.Widgets.Screen;
+  readonly #threadList: blessed.Widgets.ListElement;
+  readonly #view: blessed.Widgets.BoxElement;
+  readonly #inputBox: blessed.Widgets.BoxElement;
+  readonly #statusBar: blessed.Widgets.BoxElement;
+  readonly #dialog: blessed.Widgets.BoxElement;
+  readonly #transcript = new Transcript();
+  readonly #editor = new Editor();
+  readonly #abort = new AbortController();
+
+  #focus: Focus = "input";
+  #threadId: string | undefined;
+  #threadTitle: string | null = null;
+  #threads: ThreadSummary[] = [];
+  #model = "…";
+  #connection: ConnectionState = "connecting";
+  /** response id → thread id of every turn known to be running. */
+  readonly #running = new Map<string, string>();
+  readonly #finished = new Set<string>();
+  #cancelling = false;
+  #sending = false;
+  #pending: Pending | undefined;
+  #dialogOpen = false;
+  #orphans: ChatEvent[] = [];
+  /** Follow the end of the transcript; `#top` is its first line shown otherwise. */
+  #stick = true;
+  #top = 0;
+  #renderTimer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+  #wasDisconnected = false;
+
+  constructor(readonly opts: TuiOptions) {
+    this.done = new Promise((resolve) => (this.#resolveDone = resolve));
+    this.#client = new ChatClient(opts.url, opts.token);
+    this.#term = openTerminal({
+      stdin: opts.stdin ?? process.stdin,
+      stdout: opts.stdout ?? process.stdout,
+      warn: opts.log,
+    });
+    const screen = (this.#screen = this.#term.screen);
+
+    const panel = { border: { type: "line" as const }, tags: true, style: { border: { fg: "gray" } } };
+    this.#threadList = blessed.list({
+      ...panel,
+      parent: screen,
+      label: " threads ",
+      top: 0,
+      left: 0,
+      width: THREADS_WIDTH,
+      height: "100%-1",
+      style: { border: { fg: "gray" }, selected: { inverse: true }, item: {} },
+    });
+    this.#view = blessed.box({
+      ...panel,
+      parent: screen,
+      label: " conversation ",
+      top: 0,
+      scrollable: true,
+      scrollbar: { ch: " ", style: { inverse: true } },
+      wrap: true,
+    });
+    this.#inputBox = blessed.box({ ...panel, parent: screen, label: " message ", wrap: true, scrollable: true });
+    this.#statusBar = blessed.box({ parent: screen, bottom: 0, left: 0, height: 1, width: "100%", tags: true, style: { inverse: true } });
+    this.#dialog = blessed.box({
+      ...panel,
+      parent: screen,
+      label: " approval ",
+      top: "center",
+      left: "center",
+      width: "60%",
+      height: 9,
+      hidden: true,
+      style: { border: { fg: "yellow" } },
+    });
+
+    screen.on("keypress", (ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg) => this.#guard(() => this.#onKey(ch, key)));
+    screen.on("resize", () => this.#render());
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, this.#onSignal);
+
+    if (opts.banner?.length) this.#transcript.add({ kind: "notice", text: opts.banner.join("\n") });
+    this.#render();
+    void this.#client.follow(
+      (e) => this.#guard(() => this.#onEvent(e)),
+      (s, detail) => this.#guard(() => this.#onConnection(s, detail)),
+      this.#abort.signal,
+    );
+    void this.#start();
+  }
+
+  readonly #onSignal = () => this.quit();
+
+  quit(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#renderTimer);
+    this.#abort.abort();
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, this.#onSignal);
+    this.#term.close();
+    this.#resolveDone();
+  }
+
+  /** Runs a handler; an error is shown and logged, never left to tear the terminal down. */
+  #guard(fn: () => unknown): void {
+    if (this.#closed) return;
+    try {
+      const r = fn();
+      if (r instanceof Promise) r.catch((e) => this.#fail(e));
+    } catch (e) {
+      this.#fail(e);
+    }
+  }
+
+  #fail(e: unknown): void {
+    this.opts.log(`tui: ${(e as Error).stack ?? String(e)}`);
+    this.#transcript.add({ kind: "error", text: (e as Error).message ?? String(e) });
+    this.#schedule();
+  }
+
+  async #start(): Promise<void> {
+    const [status] = await Promise.allSettled([this.#client.status(), this.#refreshThreads()]);
+    if (status.status === "fulfilled") this.#model = status.value.llm.model ?? (status.value.llm.configured ? "default" : "no LLM configured");
+    else this.#fail(status.reason);
+    if (this.opts.threadId) await this.#openThread(this.opts.threadId);
+    this.#schedule();
+  }
+
+  // ---- keys ----------------------------------------------------------------------------
+
+  #onKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
+    if (key.full === "C-c") return this.quit();
+    if (this.#dialogOpen) return this.#dialogKey(ch, key);
+    switch (key.full) {
+      case "C-l":
+        return this.#clearView();
+      case "tab":
+        return this.#cycleFocus(1);
+      case "S-tab":
+        return this.#cycleFocus(-1);
+      case "escape":
+        return this.#escape();
+      case "pageup":
+        return this.#scroll(-this.#pageSize());
+      case "pagedown":
+        return this.#scroll(this.#pageSize());
+      case "up":
+      case "down":
+        if (this.#focus === "threads") return this.#moveThreadSelection(key.full === "up" ? -1 : 1);
+        return this.#scroll(key.full === "up" ? -1 : 1);
+    }
+    if (this.#focus === "threads") {
+      if (key.full === "enter") void this.#guard(() => this.#openSelectedThread());
+      return;
+    }
+    if (this.#focus === "transcript") {
+      if (key.full === "home") return this.#scrollTo("top");
+      if (key.full === "end") return this.#scrollTo("bottom");
+      if (key.full === "enter" || isPrintable(ch, key)) {
+        this.#setFocus("input");
+        if (key.full !== "enter") this.#editor.insert(ch!);
+        return this.#schedule();
+      }
+      return;
+    }
+    this.#inputKey(ch, key);
+  }
+
+  #inputKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
+    const e = this.#editor;
+    switch (key.full) {
+      case "enter": // Enter arrives as "enter" (from CR) and again as "return": act once
+        void this.#guard(() => this.#submit());
+        return;
+      case "return":
+        return;
+      case "linefeed": // Shift+Enter, Alt+Enter, Ctrl+J, a line break in a paste
+        e.insert("\n");
+        break;
+      case "backspace":
+        e.backspace();
+        break;
+      case "delete":
+      case "C-d":
+        e.deleteForward();
+        break;
+      case "left":
+        e.left();
+        break;
+      case "right":
+        e.right();
+        break;
+      case "home":
+      case "C-a":
+        e.home();
+        break;
+      case "end":
+      case "C-e":
+        e.end();
+        break;
+      case "C-u":
+        e.clear();
+        break;
+      case "C-w":
+        e.deleteWord();
+        break;
+      default:
+        if (!isPrintable(ch, key)) return;
+        if (this.#pending && e.text === "" && (ch === "a" || ch === "d" || ch === "A")) {
+          void this.#guard(() => this.#decide(ch === "a" ? "approve" : ch === "d" ? "deny" : "always"));
+          return;
+        }
+        e.insert(ch!);
+    }
+    this.#schedule();
+  }
+
+  #dialogKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
+    if (ch === "a" || ch === "y") void this.#guard(() => this.#decide("approve"));
+    else if (ch === "d" || ch === "n") void this.#guard(() => this.#decide("deny"));
+    else if (ch === "A") void this.#guard(() => this.#decide("always"));
+    else if (key.full === "escape") this.#showDialog(false);
+  }
+
+  #escape(): void {
+    const running = this.#runningHere();
+    if (running) {
+      if (this.#cancelling) return;
+      this.#cancelling = true;
+      this.#transcript.add({ kind: "notice", text: "Cancelling…" });
+      this.#schedule();
+      void this.#client
+        .cancel(running)
+        .catch((e) => {
+          // 400: it finished meanwhile
+          if (!(e instanceof ApiError && e.status === 400)) this.#fail(e);
+        })
+        .finally(() => (this.#cancelling = false));
+      return;
+    }
+    if (this.#focus !== "input") this.#setFocus("input");
+  }
+
+  #cycleFocus(step: number): void {
+    const order: Focus[] = this.#threadsShown() ? ["input", "transcript", "threads"] : ["input", "transcript"];
+    const i = order.indexOf(this.#focus);
+    this.#setFocus(order[(i + step + order.length) % order.length]!);
+  }
+
+  #setFocus(focus: Focus): void {
+    this.#focus = focus;
+    this.#schedule();
+  }
+
+  // ---- actions -------------------------------------------------------------------------
+
+  async #submit(): Promise<void> {
+    const text = this.#editor.text;
+    if (!text.trim() || this.#sending) return;
+    if (this.#runningHere()) {
+      this.#notice("A reply is still running: wait for it, or press Esc to cancel it.");
+      return;
+    }
+    if (this.#pending && this.#pending.threadId === this.#threadId) {
+      this.#notice("This conversation waits for an approval: press a (approve), d (deny) or A (always allow).");
+      this.#showDialog(true);
+      return;
+    }
+    this.#editor.clear();
+    this.#transcript.add({ kind: "user", text });
+    this.#stick = true;
+    this.#sending = true;
+    this.#schedule();
+    try {
+      const r = await this.#client.send(text, this.#threadId);
+      if (!this.#threadId) {
+        this.#threadId = r.thread_id;
+        this.#threadTitle = brief(text, 40);
+        const mine = this.#orphans.filter((e) => e.thread_id === r.thread_id);
+        this.#orphans = this.#orphans.filter((e) => e.thread_id !== r.thread_id);
+        for (const e of mine) this.#onEvent(e);
+      }
+      if (r.thread_id === this.#threadId && !this.#finished.has(r.response_id)) this.#running.set(r.response_id, r.thread_id);
+      void this.#refreshThreads();
+    } catch (e) {
+      this.#transcript.add({ kind: "error", text: (e as Error).message });
+      if (!this.#editor.text) this.#editor.insert(text); // give the text back to retry
+    } finally {
+      this.#sending = false;
+      this.#schedule();
+    }
+  }
+
+  async #decide(decision: Decision): Promise<void> {
+    const p = this.#pending;
+    if (!p) return;
+    this.#pending = undefined;
+    this.#showDialog(false);
+    const entry = this.#transcript.approval(p.callId);
+    if (entry) entry.decision = decision === "approve" ? "approved" : decision === "deny" ? "denied" : `always allowed`;
+    this.#schedule();
+    try {
+      const r = await this.#client.decide(p.threadId, decision);
+      if (r?.response_id && !this.#finished.has(r.response_id)) this.#running.set(r.response_id, p.threadId);
+    } catch (e) {
+      this.#pending = p;
+      if (entry) entry.decision = undefined;
+      const message = e instanceof ApiError && e.status === 404 && /no such route/i.test(e.message)
+        ? "this service does not take approvals over HTTP (no /api/chat/approvals)"
+        : (e as Error).message;
+      this.#transcript.add({ kind: "error", text: `The decision was not taken: ${message}` });
+    }
+    this.#schedule();
+  }
+
+  #clearView(): void {
+    this.#transcript.clear();
+    this.#stick = true;
+    this.#screen.realloc();
+    this.#render();
+  }
+
+  async #openThread(id: string | undefined): Promise<void> {
+    this.#threadId = id;
+    this.#threadTitle = null;
+    this.#pending = undefined;
+    this.#showDialog(false);
+    this.#transcript.clear();
+    this.#stick = true;
+    if (id) {
+      const h = await this.#client.history(id);
+      if (this.#threadId !== id) return;
+      this.#threadTitle = h.title;
+      this.#transcript.load(h.items);
+      if (h.waiting?.kind === "approval") {
+        this.#askApproval({ threadId: id, callId: h.waiting.call_id, tool: h.waiting.tool ?? "a tool", args: h.waiting.arguments ?? "" });
+      }
+    } else {
+      this.#notice("New conversation: type a message and press Enter.");
+    }
+    this.#schedule();
+  }
+
+  async #openSelectedThread(): Promise<void> {
+    const index = (this.#threadList as unknown as { selected: number }).selected ?? 0;
+    await this.#openThread(index === 0 ? undefined : this.#threads[index - 1]?.id);
+    this.#setFocus("input");
+  }
+
+  async #refreshThreads(): Promise<void> {
+    try {
+      this.#threads = await this.#client.threads();
+    } catch (e) {
+      this.opts.log(`tui: listing threads: ${(e as Error).message}`);
+    }
+    this.#schedule();
+  }
+
+  #askApproval(p: Pending): void {
+    this.#pending = p;
+    if (!this.#transcript.approval(p.callId)) this.#transcript.add({ kind: "approval", callId: p.callId, tool: p.tool, args: p.args });
+    this.#showDialog(true);
+  }
+
+  #showDialog(open: boolean): void {
+    this.#dialogOpen = open && !!this.#pending;
+    const p = this.#pending;
+    if (this.#dialogOpen && p) {
+      this.#dialog.setContent(
+        `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.args, 200))}\n\n` +
+          `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later`,
+      );
+      this.#dialog.show();
+      this.#dialog.setFront();
+    } else {
+      this.#dialog.hide();
+    }
+    this.#schedule();
+  }
+
+  // ---- events --------------------------------------------------------------------------
+
+  #onConnection(state: ConnectionState, detail?: string): void {
+    if (state !== "connected" && state !== "connecting" && this.#connection === "connected") {
+      this.opts.log(`tui: event stream lost: ${detail ?? state}`);
+      this.#wasDisconnected = true;
+    }
+    if (state === "unauthorized" && this.#connection !== "unauthorized") {
+      this.#transcript.add({ kind: "error", text: `The service refused the token (${detail ?? "401"}).` });
+    }
+    const resync = state === "connected" && this.#wasDisconnected;
+    this.#connection = state;
+    if (resync) {
+      this.#wasDisconnected = false;
+      void this.#guard(() => this.#resync());
+    }
+    this.#schedule();
+  }
+
+  /** After the event stream came back: what was missed is read from the API. */
+  async #resync(): Promise<void> {
+    for (const id of [...this.#running.keys()]) {
+      const r = await this.#client.response(id).catch(() => undefined);
+      if (r && r.status !== "in_progress" && r.status !== "queued") {
+        this.#running.delete(id);
+        this.#finished.add(id);
+      }
+    }
+    if (this.#threadId) {
+      const h = await this.#client.history(this.#threadId);
+      this.#transcript.load(h.items);
+      if (h.waiting?.kind === "approval") {
+        this.#askApproval({ threadId: this.#threadId, callId: h.waiting.call_id, tool: h.waiting.tool ?? "a tool", args: h.waiting.arguments ?? "" });
+      }
+    }
+    void this.#refreshThreads();
+    this.#schedule();
+  }
+
+  #onEvent(e: ChatEvent): void {
+    if (e.type === "turn.completed") {
+      this.#running.delete(e.response_id);
+      this.#finished.add(e.response_id);
+      void this.#refreshThreads();
+    } else if (e.type === "turn.started") {
+      this.#running.set(e.response_id, e.thread_id);
+    }
+    if (e.thread_id !== this.#threadId) {
+      if (!this.#threadId && this.#sending) {
+        this.#orphans.push(e);
+        if (this.#orphans.length > ORPHAN_LIMIT) this.#orphans.shift();
+      }
+      return this.#schedule();
+    }
+    const t = this.#transcript;
+    switch (e.type) {
+      case "message.started":
+        t.assistant(e.item_id);
+        break;
+      case "message.delta":
+        t.assistant(e.item_id).text += e.delta;
+        break;
+      case "message.completed": {
+        const a = t.assistant(e.item_id);
+        a.text = e.text;
+        a.streaming = false;
+        if (!a.text) t.entries.splice(t.entries.indexOf(a), 1);
+        break;
+      }
+      case "tool.started":
+        if (!t.tool(e.call_id)) t.add({ kind: "tool", callId: e.call_id, name: e.name, args: e.arguments });
+        break;
+      case "tool.completed": {
+        const tool = t.tool(e.call_id);
+        if (tool) Object.assign(tool, { output: e.output, isError: e.is_error });
+        else t.add({ kind: "tool", callId: e.call_id, name: "tool", args: "", output: e.output, isError: e.is_error });
+        break;
+      }
+      case "approval.required":
+        this.#askApproval({ threadId: e.thread_id, callId: e.call_id, tool: e.tool, args: e.arguments });
+        break;
+      case "turn.completed":
+        t.settle();
+        if (e.status === "failed") {
+          if (e.error?.code === "cancelled") t.add({ kind: "notice", text: "Cancelled." });
+          else t.add({ kind: "error", text: e.error?.message ?? "The reply failed." });
+        }
+        break;
+    }
+    this.#schedule();
+  }
+
+  // ---- drawing -------------------------------------------------------------------------
+
+  #notice(text: string): void {
+    this.#transcript.add({ kind: "notice", text });
+    this.#stick = true;
+    this.#schedule();
+  }
+
+  #runningHere(): string | undefined {
+    for (const [id, thread] of this.#running) if (thread === this.#threadId) return id;
+    return undefined;
+  }
+
+  #threadsShown(): boolean {
+    return (this.#screen.width as number) >= 80;
+  }
+
+  #pageSize(): number {
+    return Math.max(1, this.#innerHeight() - 1);
+  }
+
+  #innerHeight(): number {
+    return Math.max(1, (this.#view.height as number) - 2);
+  }
+
+  /** The last top line that still fills the view. */
+  #maxTop(): number {
+    const lines = (this.#view as unknown as { _clines?: unknown[] })._clines?.length ?? 0;
+    return Math.max(0, lines - this.#innerHeight());
+  }
+
+  /** Scrolling is kept here (blessed's own loses its place when the content shrinks). */
+  #applyScroll(): void {
+    const max = this.#maxTop();
+    if (this.#stick || this.#top > max) this.#top = max;
+    Object.assign(this.#view, { childBase: this.#top, childOffset: 0 });
+  }
+
+  #scroll(lines: number): void {
+    this.#top = Math.max(0, Math.min(this.#maxTop(), this.#top + lines));
+    this.#stick = this.#top >= this.#maxTop();
+    this.#applyScroll();
+    this.#screen.render();
+  }
+
+  #scrollTo(where: "top" | "bottom"): void {
+    this.#top = where === "top" ? 0 : this.#maxTop();
+    this.#stick = where === "bottom";
+    this.#applyScroll();
+    this.#screen.render();
+  }
+
+  #moveThreadSelection(step: number): void {
+    if (step < 0) this.#threadList.up(1);
+    else this.#threadList.down(1);
+    this.#screen.render();
+  }
+
+  #schedule(): void {
+    if (this.#renderTimer || this.#closed) return;
+    this.#renderTimer = setTimeout(() => {
+      this.#renderTimer = undefined;
+      this.#guard(() => this.#render());
+    }, 16);
+  }
+
+  #render(): void {
+    if (this.#closed) return;
+    const screen = this.#screen;
+    const width = screen.width as number;
+    const height = screen.height as number;
+    const left = this.#threadsShown() ? THREADS_WIDTH : 0;
+
+    // threads
+    if (left) {
+      const selected = (this.#threadList as unknown as { selected: number }).selected ?? 0;
+      const items = [NEW_THREAD, ...this.#threads.map((t) => `${t.id === this.#threadId ? "● " : "  "}${t.waiting ? "? " : ""}${t.title || "(untitled)"}`)];
+      this.#threadList.setItems(items.map(escapeTags) as unknown as blessed.Widgets.BlessedElement[]);
+      this.#threadList.select(Math.min(selected, items.length - 1));
+      this.#threadList.show();
+    } else {
+      this.#threadList.hide();
+    }
+
+    // input grows with its text, up to 8 lines
+    const innerWidth = Math.max(1, width - left - 2);
+    const lines = this.#editor.text.split("\n").reduce((n, l) => n + Math.max(1, Math.ceil((l.length + 1) / innerWidth)), 0);
+    const inputHeight = Math.min(8, lines) + 2;
+    Object.assign(this.#inputBox, { left, width: width - left, height: inputHeight, top: height - 1 - inputHeight });
+    this.#inputBox.setContent(this.#editor.render(this.#focus === "input"));
+    const inputLines = (this.#inputBox as unknown as { _clines?: unknown[] })._clines?.length ?? 0;
+    Object.assign(this.#inputBox, { childBase: Math.max(0, inputLines - (inputHeight - 2)), childOffset: 0 }); // show the end
+
+    // transcript
+    Object.assign(this.#view, { left, width: width - left, height: Math.max(3, height - 1 - inputHeight) });
+    this.#view.setContent(this.#transcript.render());
+    this.#applyScroll();
+
+    for (const [box, focus] of [
+      [this.#inputBox, "input"],
+      [this.#view, "transcript"],
+      [this.#threadList, "threads"],
+    ] as const) {
+      (box.style as { border: { fg: string } }).border.fg = this.#focus === focus ? "cyan" : "gray";
+    }
+
+    // status line
+    const conn = {
+      connecting: "{yellow-fg}connecting…{/yellow-fg}",
+      connected: "{green-fg}● connected{/green-fg}",
+      reconnecting: "{red-fg}○ reconnecting…{/red-fg}",
+      unauthorized: "{red-fg}✗ token refused{/red-fg}",
+    }[this.#connection];
+    const thread = this.#threadId ? escapeTags(brief(this.#threadTitle || this.#threadId.slice(0, 8), 24)) : "new";
+    const state = this.#pending && this.#pending.threadId === this.#threadId
+      ? "{yellow-fg}approval needed{/yellow-fg}"
+      : this.#runningHere() || this.#sending
+        ? "thinking…"
+        : "ready";
+    this.#statusBar.setContent(` ${escapeTags(this.#model)} │ ${thread} │ ${conn} │ ${state} │ ${HINTS}`);
+    screen.render();
+  }
+}
+
+function isPrintable(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): boolean {
+  if (!ch || key.ctrl || key.meta) return false;
+  const code = ch.codePointAt(0)!;
+  return code >= 0x20 && code !== 0x7f && !ch.startsWith("\x1b");
+}

@@ -1,0 +1,91 @@
+import type { HistoryItem } from "./client";
+
+/** What the transcript shows, one entry per message, tool call, prompt or notice. */
+export type Entry =
+  | { kind: "user"; text: string }
+  | { kind: "assistant"; id: string; text: string; streaming: boolean }
+  | { kind: "tool"; callId: string; name: string; args: string; output?: string; isError?: boolean }
+  | { kind: "approval"; callId: string; tool: string; args: string; decision?: string }
+  | { kind: "notice"; text: string }
+  | { kind: "error"; text: string };
+
+/** Text for blessed with tags on: braces in user content must not be read as tags. */
+export const escapeTags = (s: string) => s.replace(/[{}]/g, (c) => (c === "{" ? "{open}" : "{close}"));
+
+/** One line, at most `max` characters, for tool arguments and results. */
+export function brief(s: string, max = 120): string {
+  const line = s.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export class Transcript {
+  entries: Entry[] = [];
+
+  clear(): void {
+    this.entries = [];
+  }
+
+  add(entry: Entry): void {
+    this.entries.push(entry);
+  }
+
+  /** Replaces everything with a thread's stored history. */
+  load(items: HistoryItem[]): void {
+    this.entries = items.map((i): Entry => {
+      if (i.type === "message") {
+        return i.role === "user" ? { kind: "user", text: i.content } : { kind: "assistant", id: i.id, text: i.content, streaming: false };
+      }
+      return { kind: "tool", callId: i.call_id, name: i.name, args: i.arguments, output: i.output ?? undefined };
+    });
+  }
+
+  /** The assistant message with this item id, created when it starts. */
+  assistant(id: string): Extract<Entry, { kind: "assistant" }> {
+    let e = this.entries.find((x): x is Extract<Entry, { kind: "assistant" }> => x.kind === "assistant" && x.id === id);
+    if (!e) this.entries.push((e = { kind: "assistant", id, text: "", streaming: true }));
+    return e;
+  }
+
+  tool(callId: string): Extract<Entry, { kind: "tool" }> | undefined {
+    return this.entries.find((x): x is Extract<Entry, { kind: "tool" }> => x.kind === "tool" && x.callId === callId);
+  }
+
+  approval(callId: string): Extract<Entry, { kind: "approval" }> | undefined {
+    return this.entries.find((x): x is Extract<Entry, { kind: "approval" }> => x.kind === "approval" && x.callId === callId);
+  }
+
+  /** Marks every message still streaming as finished (a turn ended or was cancelled). */
+  settle(): void {
+    for (const e of this.entries) if (e.kind === "assistant") e.streaming = false;
+  }
+
+  /** The whole transcript as blessed-tagged text. */
+  render(): string {
+    return this.entries.map(renderEntry).join("\n\n");
+  }
+}
+
+function renderEntry(e: Entry): string {
+  switch (e.kind) {
+    case "user":
+      return `{cyan-fg}{bold}You:{/bold}{/cyan-fg} ${escapeTags(e.text)}`;
+    case "assistant":
+      return `{green-fg}{bold}Assistant:{/bold}{/green-fg} ${escapeTags(e.text)}${e.streaming ? "{yellow-fg}▍{/yellow-fg}" : ""}`;
+    case "tool": {
+      const head = `{magenta-fg}⚙ ${escapeTags(e.name)}{/magenta-fg} ${escapeTags(brief(e.args, 100))}`;
+      if (e.output === undefined) return `${head} {yellow-fg}(running){/yellow-fg}`;
+      const color = e.isError ? "red-fg" : "white-fg";
+      return `${head}\n  {${color}}↳ ${escapeTags(brief(e.output) || "(no output)")}{/${color}}`;
+    }
+    case "approval": {
+      const head = `{yellow-fg}{bold}Approval needed:{/bold}{/yellow-fg} ${escapeTags(e.tool)} ${escapeTags(brief(e.args, 100))}`;
+      return e.decision
+        ? `${head}\n  → ${escapeTags(e.decision)}`
+        : `${head}\n  {bold}a{/bold} approve · {bold}d{/bold} deny · {bold}A{/bold} always allow ${escapeTags(e.tool)}`;
+    }
+    case "notice":
+      return `{blue-fg}${escapeTags(e.text)}{/blue-fg}`;
+    case "error":
+      return `{red-fg}{bold}Error:{/bold} ${escapeTags(e.text)}{/red-fg}`;
+  }
+}

@@ -1,0 +1,256 @@
+// The web UI in real headless Chromium, against the service started in-process with a
+// scripted LLM. Every wait is on a selector, a URL or an event, never a fixed sleep.
+//
+// UPDATE_SCREENSHOTS=1 bun test tests/gateway/web.test.ts   rewrites docs/screenshots/*.png
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { defineTool } from "../../src/tools/tool";
+import { startTestService, type TestService } from "../support/harness";
+
+setDefaultTimeout(30_000);
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = process.env.UPDATE_SCREENSHOTS ? resolve(import.meta.dir, "../../docs/screenshots") : mkdtempSync(join(tmpdir(), "web-shots-"));
+
+let t: TestService;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let weatherRuns = 0;
+const pageErrors: string[] = [];
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+async function newPage(viewport: { width: number; height: number }, mobile = false): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: mobile ? 2 : 1, isMobile: mobile, hasTouch: mobile, colorScheme: "light" });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000); // fails with Playwright's own message before the test times out
+  page.on("pageerror", (e) => pageErrors.push(`pageerror: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") pageErrors.push(`console: ${m.text()}`);
+  });
+  page.on("dialog", (d) => {
+    pageErrors.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  return { context, page };
+}
+
+/** Types a message and sends it with Enter. */
+async function send(p: Page, text: string): Promise<void> {
+  const box = p.getByRole("textbox", { name: "Message" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+const lastAssistant = (p: Page) => p.locator(".msg.assistant").last();
+
+/** Waits until no turn runs in the open conversation (the Send button is back). */
+const idle = (p: Page) => p.locator("button.send:visible").waitFor();
+
+beforeAll(async () => {
+  t = await startTestService({ env: { TOOLS_ASK: "fetch_weather" } });
+  t.service.services.tools.register(
+    defineTool({
+      name: "fetch_weather",
+      description: "Current weather for a city",
+      parameters: Type.Object({ city: Type.String() }),
+      execute: async ({ city }) => {
+        weatherRuns++;
+        return `${city}: 21 °C, sunny, light wind from the north-west`;
+      },
+    }),
+  );
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  ({ context, page } = await newPage(DESKTOP));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+  if (!process.env.UPDATE_SCREENSHOTS) rmSync(SHOTS, { recursive: true, force: true });
+});
+
+describe("web UI in Chromium", () => {
+  test("signs in with /login?token=..., then the token is gone from the address and the page", async () => {
+    await page.goto(`${t.url}/login?token=${t.token}`);
+    await page.locator(".topbar").waitFor();
+    expect(page.url()).toBe(`${t.url}/`);
+    expect(await page.content()).not.toContain(t.token);
+    expect(t.logs.join("\n")).not.toContain(t.token);
+    await page.getByText("What can I help with?").waitFor();
+  });
+
+  test("streams a Markdown answer and renders it", async () => {
+    t.llm.enqueue({
+      text: "Here is what I can do with your **notes**:\n\n- Search them by keyword or meaning\n- Summarise a document\n- Keep `USER.md` up to date\n\n```bash\nservice chat --help\n```\n",
+      chunks: 8,
+      chunkDelayMs: 60,
+    });
+    await send(page, "What can you do with my notes?");
+    await page.locator(".msg.user", { hasText: "What can you do with my notes?" }).waitFor();
+    // seen while it streams, then complete
+    await page.locator(".msg.assistant.streaming").waitFor();
+    await page.locator(".msg.assistant:not(.streaming) pre code", { hasText: "service chat --help" }).waitFor();
+    const answer = lastAssistant(page);
+    expect(await answer.locator("strong").innerText()).toBe("notes");
+    expect(await answer.locator("li").count()).toBe(3);
+    expect(await answer.locator("code").first().innerText()).toBe("USER.md");
+    await page.waitForURL(/\/\?thread=[0-9a-f-]{36}$/);
+    await page.locator(".thread.active", { hasText: "What can you do with my notes?" }).waitFor();
+    await idle(page);
+  });
+
+  test("history survives a reload", async () => {
+    await page.reload();
+    await page.locator(".msg.user", { hasText: "What can you do with my notes?" }).waitFor();
+    await lastAssistant(page).locator("strong", { hasText: "notes" }).waitFor();
+    expect(await lastAssistant(page).locator("li").count()).toBe(3);
+  });
+
+  test("a tool that needs approval asks; Approve runs it and the answer follows", async () => {
+    t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Lisbon" } }] }, { text: "It is **21 °C and sunny** in Lisbon right now, with a light north-westerly wind.", chunks: 4 });
+    await send(page, "What's the weather in Lisbon?");
+    const prompt = page.locator(".approval[data-state=pending]");
+    await prompt.waitFor();
+    expect(await prompt.locator("code").innerText()).toBe("fetch_weather");
+    expect(await prompt.locator("pre").innerText()).toContain('"city": "Lisbon"');
+    expect(weatherRuns).toBe(0);
+    await idle(page);
+    await page.screenshot({ path: join(SHOTS, "approval.png") });
+
+    await prompt.getByRole("button", { name: "Approve" }).click();
+    await page.locator(".approval .decided", { hasText: "Approved" }).waitFor();
+    await page.locator(".tool[data-state=done] .tool-name", { hasText: "fetch_weather" }).waitFor();
+    await lastAssistant(page).locator("strong", { hasText: "21 °C and sunny" }).waitFor();
+    expect(weatherRuns).toBe(1);
+    await idle(page);
+    await page.screenshot({ path: join(SHOTS, "chat-desktop.png") });
+
+    // the call is collapsed; opening it shows arguments and result
+    const tool = page.locator(".tool").last();
+    expect(await tool.getAttribute("open")).toBeNull();
+    await tool.locator("summary").click();
+    await tool.locator("pre", { hasText: "21 °C, sunny" }).waitFor();
+  });
+
+  test("model output with HTML is shown as text, never run", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    await page.waitForURL(`${t.url}/`);
+    const hostile =
+      'Try <img src=x onerror="window.__pwned=1;alert(1)"> and <script>window.__pwned=2</script> or [a link](javascript:window.__pwned=3)\n\n<iframe src="javascript:alert(4)"></iframe>';
+    t.llm.enqueue({ text: hostile, chunks: 5 });
+    await send(page, "Show me some HTML");
+    await lastAssistant(page).locator("a", { hasText: "a link" }).waitFor();
+    await idle(page);
+    const answer = lastAssistant(page);
+    const text = await answer.innerText();
+    expect(text).toContain('<img src=x onerror="window.__pwned=1;alert(1)">');
+    expect(text).toContain("<script>window.__pwned=2</script>");
+    expect(await page.locator(".messages img, .messages script, .messages iframe").count()).toBe(0);
+    expect(await answer.locator("a").getAttribute("href")).toBeNull();
+    await answer.locator("a").click();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  test("Stop cancels a turn that hangs", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    const before = t.llm.chatRequests().length;
+    t.llm.enqueue({ hang: true });
+    await send(page, "Think about this for a very long time");
+    await t.llm.waitForRequests(before + 1);
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator(".notice.info", { hasText: "Stopped." }).waitFor();
+    await idle(page);
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    const history = (await (await t.api(`/api/chat/history?thread_id=${threadId}`)).json()) as any;
+    expect(history.items.map((i: any) => i.content)).toEqual(["Think about this for a very long time"]);
+  });
+
+  test("a failing turn shows its error in words", async () => {
+    t.llm.enqueue({ error: { status: 400, message: "The model refused the request" } });
+    await send(page, "This will fail");
+    await page.locator(".notice.error", { hasText: "The model refused the request" }).waitFor();
+    await idle(page);
+  });
+
+  test("memory: edit SOUL.md, save, and the next turn's system prompt has the edit", async () => {
+    await page.getByRole("link", { name: "Memory" }).click();
+    await page.waitForURL(`${t.url}/memory`);
+    await page.locator(".doc", { hasText: "SOUL.md" }).click();
+    await page.waitForURL(/\/memory\?path=SOUL\.md$/);
+    const editor = page.getByRole("textbox", { name: "Document text" });
+    await page.locator(".doc-text:enabled").waitFor();
+    const original = await editor.inputValue();
+    const edit = "Speak like a friendly ship's captain: short sentences, nautical words.";
+    await editor.fill(`${original.trimEnd()}\n\n${edit}\n`);
+    await page.getByText("Unsaved changes").waitFor();
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Saved", { exact: true }).waitFor();
+    const stored = (await (await t.api("/api/memory/read?path=SOUL.md")).json()) as any;
+    expect(stored.content).toContain(edit);
+    await page.screenshot({ path: join(SHOTS, "memory-editor.png") });
+
+    // search finds it
+    await page.getByRole("searchbox", { name: "Search memory" }).fill("captain");
+    await page.locator(".doc .doc-path", { hasText: "SOUL.md" }).waitFor();
+    await page.getByRole("searchbox", { name: "Search memory" }).fill("");
+
+    await page.getByRole("link", { name: "Chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).click();
+    t.llm.enqueue({ text: "Aye, all hands on deck!" });
+    await send(page, "Hello there");
+    await lastAssistant(page).getByText("Aye, all hands on deck!").waitFor();
+    expect(t.llm.lastChat().messages[0].content).toContain(edit);
+    await idle(page);
+  });
+
+  test("works at phone width: conversations in a drawer", async () => {
+    const phone = await newPage(PHONE, true);
+    try {
+      await phone.page.goto(`${t.url}/login?token=${t.token}`);
+      await phone.page.locator(".topbar").waitFor();
+      const threads = phone.page.locator(".chat .sidebar");
+      expect(await threads.evaluate((el) => el.getBoundingClientRect().right <= 0)).toBe(true);
+      await phone.page.getByRole("button", { name: "Show conversations" }).click();
+      await phone.page.locator(".chat.drawer-open").waitFor();
+      await phone.page.locator(".thread", { hasText: "Show me some HTML" }).waitFor();
+      await phone.page.locator(".thread", { hasText: "What can you do with my notes?" }).click();
+      await phone.page.locator(".chat:not(.drawer-open)").waitFor();
+      await phone.page.locator(".msg.assistant strong", { hasText: "21 °C and sunny" }).waitFor();
+      // scrolled to the newest message (a string: this file is typed without the DOM library)
+      await phone.page.waitForFunction("(b => b.scrollHeight - b.scrollTop - b.clientHeight < 2)(document.querySelector('.messages'))");
+      await phone.page.screenshot({ path: join(SHOTS, "chat-phone.png") });
+      // nothing is wider than the screen
+      expect(await phone.page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
+    } finally {
+      await phone.context.close();
+    }
+  });
+
+  test("sign out, a wrong token is refused, the right one signs in", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("You are signed out.").waitFor();
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    const field = page.getByLabel("Access token");
+    await field.fill("not-the-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("That token was not accepted.").waitFor();
+    await field.fill(t.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator(".topbar").waitFor();
+    expect(await page.content()).not.toContain(t.token);
+  });
+
+  test("no script errors and no blocked resources along the way", () => {
+    expect(pageErrors.filter((e) => !e.includes("401 (Unauthorized)"))).toEqual([]);
+  });
+});

@@ -1,0 +1,310 @@
+// The terminal UI as a user runs it: `service chat` (the compiled binary, and once under
+// `bun src/main.ts`) and `service serve` inside tmux panes, typed at with send-keys and read
+// with capture-pane, against a real service and the scripted LLM.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ChatEvent } from "../../src/gateway/events";
+import { startTestService, TOKEN, type TestService } from "../support/harness";
+
+setDefaultTimeout(30_000);
+
+const root = resolve(import.meta.dir, "../..");
+const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+const hasTmux = Bun.spawnSync(["tmux", "-V"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+const SOCKET = `service-tui-test-${process.pid}`;
+const SHIFT_ENTER_CSI_U = "\x1b[13;2u";
+const SHIFT_ENTER_MOK = "\x1b[27;2;13~";
+
+let svc: TestService;
+let dir: string;
+let events: ChatEvent[] = [];
+const stopEvents = new AbortController();
+
+function tmux(...args: string[]): string {
+  const r = Bun.spawnSync(["tmux", "-L", SOCKET, "-f", "/dev/null", ...args], { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`tmux ${args.join(" ")}: ${r.stderr.toString()}`);
+  return r.stdout.toString();
+}
+
+/** Runs `argv` in a new 120x40 tmux session; the pane stays after its process exits. */
+function open(name: string, argv: string[], env: Record<string, string> = {}): void {
+  const vars = { LANG: "C.UTF-8", HOME: dir, ...env };
+  tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "--", ...argv);
+  tmux("set-option", "-t", name, "remain-on-exit", "on");
+}
+
+const screen = (name: string) => tmux("capture-pane", "-p", "-t", name);
+const keys = (name: string, ...k: string[]) => tmux("send-keys", "-t", name, ...k);
+const type = (name: string, text: string) => tmux("send-keys", "-t", name, "-l", text);
+const paneState = (name: string) => tmux("display-message", "-p", "-t", name, "#{pane_dead} #{pane_dead_status}").trim();
+
+/** Polls until `check` holds (bounded), instead of sleeping. */
+async function until<T>(what: string | (() => string), check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`);
+    await Bun.sleep(40);
+  }
+}
+const see = (name: string, text: string | RegExp, timeoutMs?: number) =>
+  until(
+    () => `${text} on ${name}:\n${screen(name)}`,
+    () => {
+      const s = screen(name);
+      return (typeof text === "string" ? s.includes(text) : text.test(s)) && s;
+    },
+    timeoutMs,
+  );
+/** An answer on screen, and the turn over (the status line says "ready" again). */
+async function reply(name: string, text: string): Promise<void> {
+  await see(name, text);
+  await see(name, "ready");
+}
+const exited = (name: string, timeoutMs?: number) => until(`${name} to exit`, () => paneState(name).startsWith("1 ") && paneState(name), timeoutMs);
+
+/** Follows the service's chat events the way the TUI does, to check outcomes through the API. */
+async function followEvents(): Promise<void> {
+  const res = await svc.api("/api/chat/events", { signal: stopEvents.signal });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const data = buf.slice(0, i).split("\n").find((l) => l.startsWith("data: "));
+          buf = buf.slice(i + 2);
+          if (data) events.push(JSON.parse(data.slice(6)));
+        }
+      }
+    } catch {}
+  })();
+}
+
+const lastUserMessage = () => svc.llm.lastChat().messages.filter((m: any) => m.role === "user").at(-1)?.content;
+
+beforeAll(async () => {
+  if (!hasTmux) return;
+  // build the binary when it is missing or predates `service chat`
+  const probe = existsSync(BIN) ? Bun.spawnSync([BIN, "chat", "--help"], { stdout: "ignore", stderr: "ignore" }).exitCode : 1;
+  if (probe !== 0) {
+    const build = Bun.spawnSync(["bun", "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+    if (build.exitCode !== 0) throw new Error("bun run build failed");
+  }
+  dir = mkdtempSync(join(tmpdir(), "service-tui-"));
+  svc = await startTestService({ env: { TOOLS_ASK: "file_list" } });
+  await followEvents();
+}, 120_000);
+
+afterAll(async () => {
+  if (!hasTmux) return;
+  try {
+    tmux("kill-server");
+  } catch {}
+  stopEvents.abort();
+  await svc?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
+  const S = "chat";
+
+  test("connects and shows the model, a conversation view and the key hints", async () => {
+    open(S, [BIN, "chat", "--url", svc.url, "--token", TOKEN, "--home", join(dir, "home")]);
+    const s = await see(S, "● connected");
+    expect(s).toContain("scripted-model");
+    expect(s).toContain("conversation");
+    expect(s).toContain("Shift+Enter newline");
+  });
+
+  test("Enter sends a message and the answer streams in", async () => {
+    type(S, "hello tui");
+    keys(S, "Enter");
+    await reply(S, "Assistant: You said: hello tui");
+    expect(lastUserMessage()).toBe("hello tui");
+  });
+
+  test("Shift+Enter (both encodings) inserts new lines: the LLM gets ONE message with them", async () => {
+    const before = svc.llm.chatRequests().length;
+    type(S, "first line");
+    type(S, SHIFT_ENTER_CSI_U);
+    type(S, "second line");
+    type(S, SHIFT_ENTER_MOK);
+    type(S, "third line");
+    await see(S, "third line");
+    keys(S, "Enter");
+    await reply(S, "Assistant: You said: first line");
+    expect(svc.llm.chatRequests().length).toBe(before + 1);
+    expect(lastUserMessage()).toBe("first line\nsecond line\nthird line");
+  });
+
+  test("Alt+Enter and Ctrl+J insert new lines too", async () => {
+    type(S, "alpha");
+    keys(S, "M-Enter");
+    type(S, "beta");
+    keys(S, "C-j");
+    type(S, "gamma");
+    keys(S, "Enter");
+    await reply(S, "Assistant: You said: alpha");
+    expect(lastUserMessage()).toBe("alpha\nbeta\ngamma");
+  });
+
+  test("Ctrl+L clears the screen", async () => {
+    expect(screen(S)).toContain("You said: hello tui");
+    keys(S, "C-l");
+    await until("the transcript to clear", () => !screen(S).includes("You said") && screen(S));
+    expect(screen(S)).toContain("● connected"); // the status line stays
+  });
+
+  test("Esc cancels a reply that hangs; the turn ends cancelled", async () => {
+    svc.llm.enqueue({ hang: true });
+    const before = svc.llm.chatRequests().length;
+    type(S, "please hang");
+    keys(S, "Enter");
+    await svc.llm.waitForRequests(before + 1);
+    await see(S, "thinking");
+    keys(S, "Escape");
+    await see(S, "Cancelled.");
+    const done = await until("turn.completed", () =>
+      events.find((e) => e.type === "turn.completed" && e.status === "failed" && e.error?.code === "cancelled"),
+    );
+    const r = await svc.api(`/api/v1/responses/${done.response_id}`);
+    const body = (await r.json()) as any;
+    expect(body.status).toBe("failed");
+    expect(body.error.code).toBe("cancelled");
+    await see(S, "ready");
+  });
+
+  test("a tool under TOOLS_ASK asks for approval; approving runs it and the reply continues", async () => {
+    svc.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] }, { text: "Your files are listed." });
+    type(S, "list my files");
+    keys(S, "Enter");
+    await see(S, "wants to run with");
+    expect(screen(S)).toContain("file_list");
+    type(S, "a");
+    await reply(S, "Your files are listed.");
+    const s = screen(S);
+    expect(s).toContain("approved");
+    expect(s).toContain("↳");
+    const sent = svc.llm.lastChat().messages;
+    expect(sent.at(-1).role).toBe("tool");
+  });
+
+  test("Up/Down scroll the transcript", async () => {
+    keys(S, "C-l");
+    for (let i = 1; i <= 20; i++) svc.llm.enqueue({ text: `answer ${i}\n${"filler\n".repeat(2)}` });
+    type(S, "many");
+    for (let i = 1; i <= 20; i++) {
+      keys(S, "Enter");
+      await reply(S, `answer ${i}`);
+      if (i < 20) type(S, "many");
+    }
+    keys(S, "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up");
+    await until("the transcript to scroll up", () => !screen(S).includes("answer 20") && screen(S));
+    expect(screen(S)).toContain("answer 18");
+    keys(S, "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down");
+    await see(S, "answer 20");
+  });
+
+  test("Tab focuses the thread list; Enter there opens a new conversation; Esc goes back", async () => {
+    keys(S, "Tab", "Tab"); // input -> transcript -> threads
+    keys(S, "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up"); // to "+ new conversation"
+    keys(S, "Enter");
+    await see(S, "New conversation");
+    keys(S, "Tab", "Escape"); // to the transcript, and back to the input
+    type(S, "fresh start");
+    keys(S, "Enter");
+    await reply(S, "Assistant: You said: fresh start");
+    const threads = (await (await svc.api("/api/chat/threads")).json()) as any;
+    expect(threads.threads.length).toBeGreaterThanOrEqual(2);
+  });
+
+  test("Ctrl+C quits: the pane's process exits with 0", async () => {
+    keys(S, "C-c");
+    expect(await exited(S)).toBe("1 0");
+  });
+});
+
+describe.skipIf(!hasTmux)("service chat from source, and with --thread", () => {
+  test("bun src/main.ts chat --thread opens the history, sends and quits", async () => {
+    const threads = (await (await svc.api("/api/chat/threads")).json()) as any;
+    const hello = threads.threads.find((t: any) => t.title?.startsWith("hello tui"));
+    expect(hello).toBeDefined();
+    const S = "src";
+    open(S, [process.execPath, join(root, "src/main.ts"), "chat", "--url", svc.url, "--token", TOKEN, "--thread", hello.id], {
+      SERVICE_HOME: join(dir, "home"),
+    });
+    await see(S, "You: hello tui", 20_000);
+    await see(S, "● connected");
+    type(S, "again");
+    keys(S, "Enter");
+    await reply(S, "Assistant: You said: again");
+    keys(S, "C-c");
+    expect(await exited(S)).toBe("1 0");
+    expect(readFileSync(join(dir, "home", "logs", "service.log"), "utf8")).toContain("terminal: TERM=");
+  }, 30_000);
+
+  test("a refused token and an unreachable service are clear errors", async () => {
+    // not spawnSync: the service answering runs in this process
+    const run = async (args: string[]) => {
+      const p = Bun.spawn([BIN, "chat", ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "", HOME: dir } });
+      const [code, err] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+      return { code, err };
+    };
+    const refused = await run(["--url", svc.url, "--token", "wrong-token"]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain("refused the token (401)");
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = closed.port;
+    await closed.stop(true);
+    const unreachable = await run(["--url", `http://127.0.0.1:${port}`, "--token", "t"]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.err).toContain(`cannot connect to http://127.0.0.1:${port}`);
+    const help = Bun.spawnSync([BIN, "chat", "--help"], { stdout: "pipe" });
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout.toString()).toContain("Shift+Enter");
+    expect(Bun.spawnSync([BIN, "chat", "--bogus"], { stderr: "pipe" }).exitCode).toBe(2);
+  });
+});
+
+describe.skipIf(!hasTmux)("service serve in a terminal", () => {
+  for (const term of ["xterm-256color", "tmux-256color"]) {
+    test(`runs the TUI (TERM=${term}, binary from an empty directory); Ctrl+C stops the service`, async () => {
+      const S = `serve-${term}`;
+      const cwd = mkdtempSync(join(dir, "empty-"));
+      const home = join(cwd, "home");
+      // tmux sets TERM in the pane itself: set it for the process
+      open(S, ["sh", "-c", `cd '${cwd}' && TERM=${term} exec '${BIN}' serve`], {
+        SERVICE_HOME: home,
+        SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
+        LLM_BASE_URL: svc.llm.url,
+        LLM_API_KEY: "k",
+        LLM_MODEL: "scripted-model",
+        GATEWAY_PORT: "0",
+        CLI_ENABLED: "true",
+      });
+      const s = await see(S, "● connected");
+      expect(s).toContain("listening on http://127.0.0.1:");
+      type(S, "hi serve");
+      type(S, SHIFT_ENTER_CSI_U);
+      type(S, "two lines");
+      keys(S, "Enter");
+      await reply(S, "Assistant: You said: hi serve");
+      expect(lastUserMessage()).toBe("hi serve\ntwo lines");
+      keys(S, "C-c");
+      expect(await exited(S)).toBe("1 0");
+      expect(screen(S)).toContain("stopped");
+      const log = readFileSync(join(home, "logs", "service.log"), "utf8");
+      expect(log).toContain("listening on http://127.0.0.1:");
+      expect(log).toContain(`terminal: TERM=${term}`);
+    }, 30_000);
+  }
+});
