@@ -135,15 +135,15 @@ function blessedPlugin(): BunPlugin {
 /** Add plugins here (blessed's computed requires, ...). */
 const plugins: BunPlugin[] = [libsqlNativePlugin(libsqlPackage), blessedPlugin()];
 
+// The web UI, bundled for the browser first: served by src/gateway/web-ui.ts from /$bunfs/root/webui.
+const webFiles = await writeWebUi(resolve(root, "dist/webui"));
+console.log(`build: web UI bundled to dist/webui (${webFiles.length} files)`);
+
 /**
  * Files or folders (relative to the repo root) embedded as-is. Each one lands under its
  * BASENAME: "src/web" -> /$bunfs/root/web/..., readable with node:fs / Bun.file at
  * join(import.meta.dir, "web") in the binary (import.meta.dir is "/$bunfs/root" in every module).
  */
-// The web UI, bundled for the browser first: served by src/gateway/web-ui.ts from /$bunfs/root/webui.
-const webFiles = await writeWebUi(resolve(root, "dist/webui"));
-console.log(`build: web UI bundled to dist/webui (${webFiles.length} files)`);
-
 const assets: string[] = [
   "dist/webui",
   "node_modules/blessed/usr", // blessed's own terminfo files, for the TUI (see blessedPlugin)

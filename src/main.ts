@@ -9,6 +9,9 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   onboard: async () => (await import("./cli/onboard")).onboard,
   serve: async () => (await import("./cli/serve")).serve,
   chat: async () => (await import("./cli/chat")).chat,
+  extension: async () => (await import("./cli/extension")).extension,
+  // internal: one call of an extension's WebAssembly tool, in its own process (extensions/wasm/host.ts)
+  "__wasm-sandbox": async () => (await import("./extensions/wasm/sandbox")).sandboxMain,
 };
 
 async function main(argv: string[]): Promise<number> {

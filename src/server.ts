@@ -21,6 +21,7 @@ import { builtinTools } from "./tools/builtin";
 import { createSafety } from "./safety";
 import { approvalPolicies } from "./agent/policy";
 import { McpManager } from "./mcp/manager";
+import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
 import { ChatEventHub } from "./gateway/events";
 import { startWebhookChannel } from "./channels/webhook/listener";
@@ -83,6 +84,15 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   // MCP tools register as their servers get ready; untrusted servers' tools ask first
   const mcp = new McpManager(config.mcpServers, tools, log);
   let publicUrl = "";
+  // installed extensions (service extension install): their tools, credentials and OAuth gates
+  const extensions = new ExtensionManager({
+    home: opts.paths.home,
+    db: database.db,
+    registry: tools,
+    log,
+    connectUrl: (name, threadId) => `${publicUrl}/extensions/connect/${name}${threadId ? `?thread=${threadId}` : ""}`,
+  });
+  await extensions.load();
   const agent = new Agent({
     db: database.db,
     llm,
@@ -90,11 +100,15 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     identity: memoryIdentity(memory),
     maxSteps: config.agent.maxSteps,
     // every secret of the service's own, so none of them reaches the model or an answer
-    safety: createSafety({
-      secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
-    }),
+    // and extension credentials as they become known
+    safety: extensions.secrets.guard(
+      createSafety({
+        secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
+      }),
+    ),
     ...approvalPolicies(database.db, config, mcp.defaultPolicy),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
+    authorization: extensions.authorization,
   });
   const services: Services = {
     memory,
@@ -112,6 +126,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     log,
     events: new ChatEventHub(),
     mcp,
+    extensions,
   };
 
   memory.start();
@@ -135,6 +150,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   publicUrl = url;
   const webhook = config.http.enabled ? await startWebhookChannel(config, database.db, agent, log) : undefined;
   mcp.start();
+  extensions.start();
   if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
 
   let stopping: Promise<void> | undefined;
@@ -155,6 +171,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         await agent.cancelAll("The service is shutting down.");
         await worker;
         await mcp.stop();
+        await extensions.stop();
         await settledWithin(drained, 2_000);
         void server?.stop(true);
         void webhook?.server.stop(true);

@@ -19,6 +19,8 @@ export type AgentEvent =
   | { type: "function_call"; item: FunctionCallItem }
   /** A built-in tool needs the user's approval: the turn pauses after this event. */
   | { type: "approval.required"; call: PendingCall }
+  /** A tool's extension is not connected (OAuth): the turn pauses after this event. */
+  | { type: "auth.required"; call: PendingCall; extension: string; url: string }
   | { type: "usage"; inputTokens: number; outputTokens: number };
 
 export interface LoopInput {
@@ -39,6 +41,8 @@ export interface LoopInput {
   policy: (toolName: string) => ApprovalPolicy;
   /** A call the user decided on (resuming an approval gate). */
   decision?: { callId: string; approve: boolean };
+  /** Whether a tool may run for this user now, or which extension must be connected first (OAuth). */
+  authorize?: (toolName: string) => Promise<{ extension: string; url: string } | undefined>;
 }
 
 /** How the loop stopped: finished, or paused on a caller tool with calls still pending. */
@@ -46,7 +50,9 @@ export type LoopOutcome =
   | { kind: "done" }
   | { kind: "paused"; call: FunctionCallItem; pending: PendingCall[] }
   /** Waiting for approval of `call`; `pending` starts with it. */
-  | { kind: "approval"; call: PendingCall; pending: PendingCall[] };
+  | { kind: "approval"; call: PendingCall; pending: PendingCall[] }
+  /** Waiting for the user to connect `extension` before `call` runs; `pending` starts with it. */
+  | { kind: "oauth"; call: PendingCall; pending: PendingCall[]; extension: string; url: string };
 
 export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, LoopOutcome> {
   const { llm, tools, external, ctx, produced, safety } = input;
@@ -60,6 +66,13 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       const isExternal = externalNames.has(call.name);
       const decided = input.decision?.callId === call.call_id ? input.decision : undefined;
       const policy = isExternal || decided ? "auto" : input.policy(call.name);
+      // connecting comes before approving: an approval is not asked for a call that cannot run yet
+      const runs = !isExternal && policy !== "deny" && decided?.approve !== false;
+      const auth = runs && input.authorize ? await input.authorize(call.name) : undefined;
+      if (auth) {
+        yield { type: "auth.required", call, ...auth };
+        return { kind: "oauth", call, pending, ...auth };
+      }
       if (policy === "ask") {
         yield { type: "approval.required", call };
         return { kind: "approval", call, pending };

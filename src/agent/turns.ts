@@ -26,6 +26,8 @@ export interface AgentDeps {
   allowAlways: (userId: string, toolName: string) => Promise<void>;
   /** Where a person resolves a gate of this thread (the web UI). */
   gateUrl: (threadId: string) => string;
+  /** Whether a tool may run for this user, or which extension must be connected first (OAuth). */
+  authorization?: (toolName: string, userId: string, threadId: string) => Promise<{ extension: string; url: string } | undefined>;
 }
 
 export type ApprovalDecision = "approve" | "deny" | "always";
@@ -48,6 +50,8 @@ export interface TurnRequest {
   commitAlso?: (result: TurnResult) => BatchItem<"sqlite">[];
   /** Resolves the approval gate the thread waits on, instead of adding messages. */
   approval?: ApprovalDecision;
+  /** Resumes a thread waiting on an OAuth gate, once the extension has been connected. */
+  authorized?: boolean;
   /**
    * Whether the channel shows gates to a person (web UI, TUI). When it does not (the
    * Responses API), a turn that reaches an approval gate fails with approval_required.
@@ -192,6 +196,7 @@ export class Agent {
             safety: deps.safety,
             policy: await deps.policies(req.userId),
             decision: req.approval && state.gate ? { callId: state.gate.callId, approve: req.approval !== "deny" } : undefined,
+            authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, base.threadId)),
           });
           if (req.approval === "always" && state.gate?.details?.tool) {
             await deps.allowAlways(req.userId, String(state.gate.details.tool));
@@ -209,6 +214,15 @@ export class Agent {
                   error = {
                     code: "approval_required",
                     message: `The tool ${out.call.name} needs approval. Approve or deny it in the web UI at ${deps.gateUrl(base.threadId)} or in the terminal UI; the turn goes on from there.`,
+                  };
+                }
+              } else if (out.kind === "oauth") {
+                const details = { tool: out.call.name, arguments: out.call.arguments, extension: out.extension, connect_url: out.url };
+                gate = { kind: "oauth", callId: out.call.call_id, responseId: base.id, pending: out.pending, details };
+                if (!req.surfacesGates) {
+                  error = {
+                    code: "auth_required",
+                    message: `The tool ${out.call.name} needs the extension ${out.extension} to be connected to your account. Connect it in the web UI at ${out.url}; the turn goes on from there.`,
                   };
                 }
               }
@@ -266,6 +280,11 @@ export class Agent {
 }
 
 function checkResume(req: TurnRequest, gate: Gate | undefined, gateUrl: string): void {
+  if (req.authorized) {
+    if (gate?.kind !== "oauth") throw new InvalidRequest("No tool call is waiting for an extension to be connected on this thread.");
+    if (req.toolOutputs.length || req.messages.length) throw new InvalidRequest("Resume the connected extension's call on its own, then send new messages.");
+    return;
+  }
   if (req.approval) {
     if (gate?.kind !== "approval") throw new InvalidRequest("No tool call is waiting for approval on this thread.");
     if (req.toolOutputs.length || req.messages.length) {
@@ -294,8 +313,14 @@ function checkResume(req: TurnRequest, gate: Gate | undefined, gateUrl: string):
 }
 
 function gateElsewhere(gate: Gate, url: string): string {
-  const what = gate.kind === "approval" ? `approval of ${String(gate.details?.tool ?? "a tool call")}` : `${gate.kind} gate`;
-  return `This thread waits on a pending ${what}; resolve it in the web UI at ${url} or another channel first.`;
+  const what =
+    gate.kind === "approval"
+      ? `approval of ${String(gate.details?.tool ?? "a tool call")}`
+      : gate.kind === "oauth"
+        ? `connection of the extension ${String(gate.details?.extension ?? "")} (OAuth)`
+        : `${gate.kind} gate`;
+  const where = gate.kind === "oauth" && gate.details?.connect_url ? String(gate.details.connect_url) : url;
+  return `This thread waits on a pending ${what}; resolve it in the web UI at ${where} or another channel first.`;
 }
 
 function titleOf(req: TurnRequest): string | undefined {

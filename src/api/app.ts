@@ -7,6 +7,7 @@ import { jobsRoutes } from "../gateway/jobs";
 import { chatRoutes } from "../gateway/chat";
 import { approvalRoutes } from "../gateway/approvals";
 import { memoryRoutes } from "../gateway/memory";
+import { extensionRoutes } from "../gateway/extensions";
 import { webUiRoutes } from "../gateway/web-ui";
 import { responsesRoutes } from "./responses/routes";
 import type { Services } from "./services";
@@ -34,6 +35,7 @@ export function createApp(s: Services) {
     .use(chatRoutes(s))
     .use(approvalRoutes(s))
     .use(memoryRoutes(s))
+    .use(extensionRoutes(s))
     .use(webUiRoutes());
 }
 

@@ -8,6 +8,7 @@ import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ChatEventHub } from "../gateway/events";
 import type { McpManager } from "../mcp/manager";
+import type { ExtensionManager } from "../extensions/manager";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -31,4 +32,6 @@ export interface Services {
   events: ChatEventHub;
   /** The configured MCP servers (their state is part of GET /api/status). */
   mcp?: McpManager;
+  /** Installed extensions: their tools, credentials and OAuth flows (GET /api/extensions). */
+  extensions?: ExtensionManager;
 }

@@ -4,6 +4,7 @@ Usage:
   service onboard [options]   set up the service home: LLM endpoint, key, model, instance token
   service serve [options]     run the service (Responses API, web gateway, webhook channel)
   service chat [options]      the terminal UI, attached to a running service
+  service extension <command> install, list, remove, enable, disable extensions; set-key
   service --help              this text; every command also takes --help
   service --version           print the version
 

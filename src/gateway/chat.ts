@@ -81,7 +81,14 @@ export function chatRoutes(s: Services) {
         title: thread.title,
         items: historyItems(await loadItems(s.db, threadId)),
         waiting: gate
-          ? { kind: gate.kind, call_id: gate.callId, tool: gate.details?.tool ?? null, arguments: gate.details?.arguments ?? null }
+          ? {
+              kind: gate.kind,
+              call_id: gate.callId,
+              tool: gate.details?.tool ?? null,
+              arguments: gate.details?.arguments ?? null,
+              // an OAuth gate: the extension to connect, and the page that does it
+              ...(gate.kind === "oauth" ? { extension: gate.details?.extension ?? null, connect_url: gate.details?.connect_url ?? null } : {}),
+            }
           : null,
       };
     });
@@ -130,6 +137,8 @@ function eventStream(hub: ChatEventHub, userId: string, signal: AbortSignal): Re
       };
       const unsubscribe = hub.subscribe(userId, (e) => write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
       const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
+      // a stream the server dropped at shutdown without cancelling it must not hold the process
+      keepalive.unref?.();
       cleanup = () => {
         unsubscribe();
         clearInterval(keepalive);

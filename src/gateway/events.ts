@@ -10,13 +10,15 @@ export type ChatEvent =
   | { type: "tool.started"; thread_id: string; response_id: string; call_id: string; name: string; arguments: string }
   | { type: "tool.completed"; thread_id: string; response_id: string; call_id: string; output: string; is_error: boolean }
   | { type: "approval.required"; thread_id: string; response_id: string; call_id: string; tool: string; arguments: string }
+  /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
+  | { type: "auth.required"; thread_id: string; response_id: string; call_id: string; tool: string; extension: string; connect_url: string }
   | {
       type: "turn.completed";
       thread_id: string;
       response_id: string;
       status: "completed" | "failed";
       error: { code: string; message: string } | null;
-      waiting: "approval" | null;
+      waiting: "approval" | "oauth" | null;
     };
 
 type Listener = (event: ChatEvent) => void;
@@ -44,7 +46,7 @@ export class ChatEventHub {
     const ids = { thread_id: turn.threadId, response_id: turn.id };
     this.publish(userId, { type: "turn.started", ...ids });
     const run = turn.run();
-    let waiting: "approval" | null = null;
+    let waiting: "approval" | "oauth" | null = null;
     for (;;) {
       let next;
       try {
@@ -61,6 +63,7 @@ export class ChatEventHub {
       }
       const event = chatEvent(next.value, ids);
       if (next.value.type === "approval.required") waiting = "approval";
+      if (next.value.type === "auth.required") waiting = "oauth";
       if (event) this.publish(userId, event);
     }
   }
@@ -80,6 +83,8 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
       return { type: "tool.completed", ...ids, call_id: ev.item.call_id, output: ev.item.output, is_error: ev.isError };
     case "approval.required":
       return { type: "approval.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, arguments: ev.call.arguments };
+    case "auth.required":
+      return { type: "auth.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, extension: ev.extension, connect_url: ev.url };
     default:
       return undefined;
   }

@@ -37,7 +37,9 @@ export const MAX_QUERY_CHARS = 1000;
 /** Reciprocal rank fusion constant (the usual 60). */
 const RRF_K = 60;
 const EMBED_BATCH = 64;
+/** How long one embedding request may take when writing; a search waits less. */
 const EMBED_TIMEOUT_MS = 60_000;
+const QUERY_EMBED_TIMEOUT_MS = 15_000;
 
 export interface SearchResult {
   path: string;
@@ -254,10 +256,10 @@ export class MemoryService {
   }
 
   /** Embeds in batches; checks the vectors and makes sure their table exists. */
-  async #embed(texts: string[]): Promise<number[][]> {
+  async #embed(texts: string[], timeoutMs = EMBED_TIMEOUT_MS): Promise<number[][]> {
     const out: number[][] = [];
     for (let i = 0; i < texts.length; i += EMBED_BATCH) {
-      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(EMBED_TIMEOUT_MS)]);
+      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(timeoutMs)]);
       out.push(...(await this.#llm!.embed(texts.slice(i, i + EMBED_BATCH), signal)));
     }
     const dims = out[0]?.length ?? 0;
@@ -303,7 +305,7 @@ export class MemoryService {
     if (!this.#llm) return [];
     let vector: number[];
     try {
-      [vector] = (await this.#embed([query])) as [number[]];
+      [vector] = (await this.#embed([query], QUERY_EMBED_TIMEOUT_MS)) as [number[]];
     } catch (e) {
       this.#log(`memory: embedding a search query failed, searching full-text only: ${(e as Error).message}`);
       return [];

@@ -1,5 +1,5 @@
 // Workspace memory documents, their chunks, the FTS5 index over the chunks (kept in step by
-// triggers, see migrations/0005_memory_fts.sql) and the optional vector tables. Vector
+// triggers, see migrations/0007_memory_owner.sql) and the optional vector tables. Vector
 // tables are made at run time, one per dimension count (`memory_vectors_<dims>`), because
 // the dimensions are only known once the embedding model has answered.
 import { and, asc, eq, inArray } from "drizzle-orm";
@@ -63,7 +63,7 @@ export async function ensureVectorTable(db: Db, dims: number): Promise<void> {
  * vectors of every dimension go too.
  */
 export async function writeDocuments(db: Db, userId: string, docs: DocumentWrite[], dims: number[], now = Date.now()): Promise<void> {
-  const statements: InStatement[] = [];
+  const statements: InStatement[] = [{ sql: "INSERT OR IGNORE INTO memory_owners (user_id) VALUES (?)", args: [userId] }];
   for (const doc of docs) {
     const key = [userId, doc.path];
     statements.push({
@@ -74,8 +74,9 @@ export async function writeDocuments(db: Db, userId: string, docs: DocumentWrite
     statements.push(...clearChunks(key, dims));
     if (doc.chunks.length) {
       statements.push({
-        sql: `INSERT INTO memory_chunks (document_id, user_id, seq, text)
-              SELECT d.id, d.user_id, j.key, j.value FROM memory_documents d, json_each(?) j WHERE d.user_id = ? AND d.path = ?`,
+        sql: `INSERT INTO memory_chunks (document_id, user_id, owner, seq, text)
+              SELECT d.id, d.user_id, o.id, j.key, j.value FROM memory_documents d JOIN memory_owners o ON o.user_id = d.user_id, json_each(?) j
+              WHERE d.user_id = ? AND d.path = ?`,
         args: [JSON.stringify(doc.chunks), ...key],
       });
     }
@@ -140,17 +141,31 @@ export async function listDocuments(db: Db, userId: string): Promise<MemoryEntry
 }
 
 /**
- * The user's chunks that match an FTS5 query, best (lowest bm25) first. CROSS JOIN keeps the
- * index as the outer loop: left to itself the planner may walk all of the user's chunks
- * and probe the index once for each.
+ * The user's chunks that match an FTS5 query over the text, best (lowest bm25) first.
+ *
+ * bm25() is the cost of a search: it runs for every match, and once per query it counts the
+ * rows of each phrase. So the query first ranks the text alone and joins only the best
+ * 2 × `limit` hits to check whose they are; when that is enough of the user's own (always
+ * on a single-user instance) it is the answer, exactly. When other users' chunks crowd the
+ * user's out, it asks again with the user's owner number in the query, so that FTS5 ranks
+ * only the user's chunks. CROSS JOIN keeps the few hits the outer loop: left to itself the
+ * planner may walk all of a user's chunks instead.
  */
 export async function searchText(db: Db, userId: string, match: string, limit: number): Promise<ChunkHit[]> {
+  const ranked = (where: string) => `
+    SELECT h.rowid AS chunk_id, c.user_id AS user_id, d.path AS path, h.score AS score
+    FROM (SELECT rowid, bm25(memory_fts, 1.0, 0.0) AS score FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score LIMIT ?) AS h
+    CROSS JOIN memory_chunks c ON c.id = h.rowid JOIN memory_documents d ON d.id = c.document_id
+    ${where} ORDER BY h.score`;
+  const wide = (await db.$client.execute({ sql: ranked(""), args: [`{text} : (${match})`, 2 * limit] })).rows;
+  const mine = wide.filter((r) => r.user_id === userId);
+  if (mine.length >= limit || wide.length < 2 * limit) return mine.slice(0, limit).map(hit);
+
+  const owner = await db.$client.execute({ sql: "SELECT id FROM memory_owners WHERE user_id = ?", args: [userId] });
+  if (!owner.rows.length) return [];
   const rs = await db.$client.execute({
-    sql: `SELECT c.id AS chunk_id, d.path AS path, bm25(memory_fts) AS score
-          FROM memory_fts CROSS JOIN memory_chunks c ON c.id = memory_fts.rowid JOIN memory_documents d ON d.id = c.document_id
-          WHERE memory_fts MATCH ? AND c.user_id = ?
-          ORDER BY score LIMIT ?`,
-    args: [match, userId, limit],
+    sql: ranked("WHERE c.user_id = ?"),
+    args: [`{owner} : "${Number(owner.rows[0]!.id)}" AND {text} : (${match})`, limit, userId],
   });
   return rs.rows.map(hit);
 }
@@ -161,7 +176,7 @@ export async function snippets(db: Db, match: string, chunkIds: number[]): Promi
   const rs = await db.$client.execute({
     sql: `SELECT rowid, snippet(memory_fts, 0, '**', '**', '…', 24) AS snippet FROM memory_fts
           WHERE memory_fts MATCH ? AND rowid IN (${chunkIds.map(() => "?").join(", ")})`,
-    args: [match, ...chunkIds],
+    args: [`{text} : (${match})`, ...chunkIds],
   });
   return new Map(rs.rows.map((r) => [Number(r.rowid), String(r.snippet)]));
 }

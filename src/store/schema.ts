@@ -167,8 +167,56 @@ export const memoryChunks = sqliteTable(
       .notNull()
       .references(() => memoryDocuments.id, { onDelete: "cascade" }),
     userId: text("user_id").notNull(),
+    /** The user's number in memory_owners: indexed in memory_fts, so a search is one FTS5 query. */
+    owner: integer("owner").notNull().default(0),
     seq: integer("seq").notNull(),
     text: text("text").notNull(),
   },
   (t) => [uniqueIndex("memory_chunks_document_seq").on(t.documentId, t.seq), index("memory_chunks_user").on(t.userId)],
 );
+
+/**
+ * A number per user with memory, never reused. memory_fts indexes it as a column of each
+ * chunk (digits are one token that stemming leaves alone), so that "this user's chunks"
+ * is part of the full-text query itself rather than a join over every match.
+ */
+export const memoryOwners = sqliteTable(
+  "memory_owners",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+  },
+  (t) => [uniqueIndex("memory_owners_user").on(t.userId)],
+);
+
+/**
+ * Credentials of installed extensions, encrypted at rest (AES-256-GCM, see
+ * extensions/secret-box.ts). An API key is the instance's (`user_id` ""); OAuth tokens are
+ * each user's own.
+ */
+export const extensionCredentials = sqliteTable(
+  "extension_credentials",
+  {
+    extension: text("extension").notNull(),
+    userId: text("user_id").notNull(),
+    kind: text("kind", { enum: ["api_key", "oauth2"] }).notNull(),
+    /** Ciphertext of the key, or of the token set's JSON. */
+    secret: text("secret").notNull(),
+    /** When an OAuth access token expires (ms since the epoch), if the server said. */
+    expiresAt: integer("expires_at"),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.extension, t.userId] })],
+);
+
+/** OAuth authorizations under way: the state sent to the authorization server and its PKCE verifier. */
+export const oauthStates = sqliteTable("oauth_states", {
+  /** SHA-256 of the state parameter: the state itself is not kept. */
+  stateHash: text("state_hash").primaryKey(),
+  extension: text("extension").notNull(),
+  userId: text("user_id").notNull(),
+  /** The PKCE code_verifier, encrypted. */
+  verifier: text("verifier").notNull(),
+  redirectUri: text("redirect_uri").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

@@ -1,6 +1,7 @@
 import blessed from "blessed";
 import { ApiError, ChatClient, type ChatEvent, type ConnectionState, type Decision, type ThreadSummary } from "./client";
 import { Editor } from "./editor";
+import { Layout, type Focus } from "./layout";
 import { redirectConsole } from "./log";
 import { openTerminal, type Terminal } from "./terminal";
 import { brief, escapeTags, Transcript } from "./transcript";
@@ -38,11 +39,14 @@ export function startTui(opts: TuiOptions): RunningTui {
   return { done, close: () => app.quit() };
 }
 
-type Focus = "input" | "transcript" | "threads";
 type Pending = { threadId: string; callId: string; tool: string; args: string };
 
-const HINTS = "Enter send · Shift+Enter newline · Tab focus · Esc cancel · ^L clear · ^C quit";
-const THREADS_WIDTH = 28;
+/** What the keys do where the focus is, shown on the status line. */
+const HINTS: Record<Focus, string> = {
+  input: "Enter send · Shift+Enter newline · Tab focus · Esc cancel · ^L clear · ^C quit",
+  transcript: "Up/Down PgUp/PgDn scroll · Home/End · Tab focus · Esc back · ^L clear · ^C quit",
+  threads: "Up/Down choose · Enter open · Tab focus · Esc back · ^C quit",
+};
 const NEW_THREAD = "+ new conversation";
 /** Events of threads not shown yet (a first message's reply can beat its 202). */
 const ORPHAN_LIMIT = 500;
@@ -52,12 +56,7 @@ class ChatApp {
   #resolveDone!: () => void;
   readonly #client: ChatClient;
   readonly #term: Terminal;
-  readonly #screen: blessed.Widgets.Screen;
-  readonly #threadList: blessed.Widgets.ListElement;
-  readonly #view: blessed.Widgets.BoxElement;
-  readonly #inputBox: blessed.Widgets.BoxElement;
-  readonly #statusBar: blessed.Widgets.BoxElement;
-  readonly #dialog: blessed.Widgets.BoxElement;
+  readonly #ui: Layout;
   readonly #transcript = new Transcript();
   readonly #editor = new Editor();
   readonly #abort = new AbortController();
@@ -76,9 +75,6 @@ class ChatApp {
   #pending: Pending | undefined;
   #dialogOpen = false;
   #orphans: ChatEvent[] = [];
-  /** Follow the end of the transcript; `#top` is its first line shown otherwise. */
-  #stick = true;
-  #top = 0;
   #renderTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   #wasDisconnected = false;
@@ -91,41 +87,8 @@ class ChatApp {
       stdout: opts.stdout ?? process.stdout,
       warn: opts.log,
     });
-    const screen = (this.#screen = this.#term.screen);
-
-    const panel = { border: { type: "line" as const }, tags: true, style: { border: { fg: "gray" } } };
-    this.#threadList = blessed.list({
-      ...panel,
-      parent: screen,
-      label: " threads ",
-      top: 0,
-      left: 0,
-      width: THREADS_WIDTH,
-      height: "100%-1",
-      style: { border: { fg: "gray" }, selected: { inverse: true }, item: {} },
-    });
-    this.#view = blessed.box({
-      ...panel,
-      parent: screen,
-      label: " conversation ",
-      top: 0,
-      scrollable: true,
-      scrollbar: { ch: " ", style: { inverse: true } },
-      wrap: true,
-    });
-    this.#inputBox = blessed.box({ ...panel, parent: screen, label: " message ", wrap: true, scrollable: true });
-    this.#statusBar = blessed.box({ parent: screen, bottom: 0, left: 0, height: 1, width: "100%", tags: true, style: { inverse: true } });
-    this.#dialog = blessed.box({
-      ...panel,
-      parent: screen,
-      label: " approval ",
-      top: "center",
-      left: "center",
-      width: "60%",
-      height: 9,
-      hidden: true,
-      style: { border: { fg: "yellow" } },
-    });
+    const screen = this.#term.screen;
+    this.#ui = new Layout(screen);
 
     screen.on("keypress", (ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg) => this.#guard(() => this.#onKey(ch, key)));
     screen.on("resize", () => this.#render());
@@ -193,21 +156,21 @@ class ChatApp {
       case "escape":
         return this.#escape();
       case "pageup":
-        return this.#scroll(-this.#pageSize());
+        return this.#ui.scroll(-this.#ui.pageSize);
       case "pagedown":
-        return this.#scroll(this.#pageSize());
+        return this.#ui.scroll(this.#ui.pageSize);
       case "up":
       case "down":
-        if (this.#focus === "threads") return this.#moveThreadSelection(key.full === "up" ? -1 : 1);
-        return this.#scroll(key.full === "up" ? -1 : 1);
+        if (this.#focus === "threads") return this.#ui.moveThreadSelection(key.full === "up" ? -1 : 1);
+        return this.#ui.scroll(key.full === "up" ? -1 : 1);
     }
     if (this.#focus === "threads") {
       if (key.full === "enter") void this.#guard(() => this.#openSelectedThread());
       return;
     }
     if (this.#focus === "transcript") {
-      if (key.full === "home") return this.#scrollTo("top");
-      if (key.full === "end") return this.#scrollTo("bottom");
+      if (key.full === "home") return this.#ui.scrollTo("top");
+      if (key.full === "end") return this.#ui.scrollTo("bottom");
       if (key.full === "enter" || isPrintable(ch, key)) {
         this.#setFocus("input");
         if (key.full !== "enter") this.#editor.insert(ch!);
@@ -294,7 +257,7 @@ class ChatApp {
   }
 
   #cycleFocus(step: number): void {
-    const order: Focus[] = this.#threadsShown() ? ["input", "transcript", "threads"] : ["input", "transcript"];
+    const order: Focus[] = this.#ui.threadsShown ? ["input", "transcript", "threads"] : ["input", "transcript"];
     const i = order.indexOf(this.#focus);
     this.#setFocus(order[(i + step + order.length) % order.length]!);
   }
@@ -320,7 +283,7 @@ class ChatApp {
     }
     this.#editor.clear();
     this.#transcript.add({ kind: "user", text });
-    this.#stick = true;
+    this.#ui.stickToEnd();
     this.#sending = true;
     this.#schedule();
     try {
@@ -367,8 +330,8 @@ class ChatApp {
 
   #clearView(): void {
     this.#transcript.clear();
-    this.#stick = true;
-    this.#screen.realloc();
+    this.#ui.stickToEnd();
+    this.#ui.screen.realloc();
     this.#render();
   }
 
@@ -378,7 +341,7 @@ class ChatApp {
     this.#pending = undefined;
     this.#showDialog(false);
     this.#transcript.clear();
-    this.#stick = true;
+    this.#ui.stickToEnd();
     if (id) {
       const h = await this.#client.history(id);
       if (this.#threadId !== id) return;
@@ -394,7 +357,7 @@ class ChatApp {
   }
 
   async #openSelectedThread(): Promise<void> {
-    const index = (this.#threadList as unknown as { selected: number }).selected ?? 0;
+    const index = this.#ui.selectedThread;
     await this.#openThread(index === 0 ? undefined : this.#threads[index - 1]?.id);
     this.#setFocus("input");
   }
@@ -417,16 +380,12 @@ class ChatApp {
   #showDialog(open: boolean): void {
     this.#dialogOpen = open && !!this.#pending;
     const p = this.#pending;
-    if (this.#dialogOpen && p) {
-      this.#dialog.setContent(
-        `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.args, 200))}\n\n` +
-          `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later`,
-      );
-      this.#dialog.show();
-      this.#dialog.setFront();
-    } else {
-      this.#dialog.hide();
-    }
+    this.#ui.dialog(
+      this.#dialogOpen && p
+        ? `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.args, 200))}\n\n` +
+            `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later`
+        : null,
+    );
     this.#schedule();
   }
 
@@ -472,6 +431,7 @@ class ChatApp {
   #onEvent(e: ChatEvent): void {
     if (e.type === "turn.completed") {
       this.#running.delete(e.response_id);
+      if (this.#finished.size > 1000) this.#finished.clear();
       this.#finished.add(e.response_id);
       void this.#refreshThreads();
     } else if (e.type === "turn.started") {
@@ -484,41 +444,8 @@ class ChatApp {
       }
       return this.#schedule();
     }
-    const t = this.#transcript;
-    switch (e.type) {
-      case "message.started":
-        t.assistant(e.item_id);
-        break;
-      case "message.delta":
-        t.assistant(e.item_id).text += e.delta;
-        break;
-      case "message.completed": {
-        const a = t.assistant(e.item_id);
-        a.text = e.text;
-        a.streaming = false;
-        if (!a.text) t.entries.splice(t.entries.indexOf(a), 1);
-        break;
-      }
-      case "tool.started":
-        if (!t.tool(e.call_id)) t.add({ kind: "tool", callId: e.call_id, name: e.name, args: e.arguments });
-        break;
-      case "tool.completed": {
-        const tool = t.tool(e.call_id);
-        if (tool) Object.assign(tool, { output: e.output, isError: e.is_error });
-        else t.add({ kind: "tool", callId: e.call_id, name: "tool", args: "", output: e.output, isError: e.is_error });
-        break;
-      }
-      case "approval.required":
-        this.#askApproval({ threadId: e.thread_id, callId: e.call_id, tool: e.tool, args: e.arguments });
-        break;
-      case "turn.completed":
-        t.settle();
-        if (e.status === "failed") {
-          if (e.error?.code === "cancelled") t.add({ kind: "notice", text: "Cancelled." });
-          else t.add({ kind: "error", text: e.error?.message ?? "The reply failed." });
-        }
-        break;
-    }
+    this.#transcript.apply(e);
+    if (e.type === "approval.required") this.#askApproval({ threadId: e.thread_id, callId: e.call_id, tool: e.tool, args: e.arguments });
     this.#schedule();
   }
 
@@ -526,58 +453,13 @@ class ChatApp {
 
   #notice(text: string): void {
     this.#transcript.add({ kind: "notice", text });
-    this.#stick = true;
+    this.#ui.stickToEnd();
     this.#schedule();
   }
 
   #runningHere(): string | undefined {
     for (const [id, thread] of this.#running) if (thread === this.#threadId) return id;
     return undefined;
-  }
-
-  #threadsShown(): boolean {
-    return (this.#screen.width as number) >= 80;
-  }
-
-  #pageSize(): number {
-    return Math.max(1, this.#innerHeight() - 1);
-  }
-
-  #innerHeight(): number {
-    return Math.max(1, (this.#view.height as number) - 2);
-  }
-
-  /** The last top line that still fills the view. */
-  #maxTop(): number {
-    const lines = (this.#view as unknown as { _clines?: unknown[] })._clines?.length ?? 0;
-    return Math.max(0, lines - this.#innerHeight());
-  }
-
-  /** Scrolling is kept here (blessed's own loses its place when the content shrinks). */
-  #applyScroll(): void {
-    const max = this.#maxTop();
-    if (this.#stick || this.#top > max) this.#top = max;
-    Object.assign(this.#view, { childBase: this.#top, childOffset: 0 });
-  }
-
-  #scroll(lines: number): void {
-    this.#top = Math.max(0, Math.min(this.#maxTop(), this.#top + lines));
-    this.#stick = this.#top >= this.#maxTop();
-    this.#applyScroll();
-    this.#screen.render();
-  }
-
-  #scrollTo(where: "top" | "bottom"): void {
-    this.#top = where === "top" ? 0 : this.#maxTop();
-    this.#stick = where === "bottom";
-    this.#applyScroll();
-    this.#screen.render();
-  }
-
-  #moveThreadSelection(step: number): void {
-    if (step < 0) this.#threadList.up(1);
-    else this.#threadList.down(1);
-    this.#screen.render();
   }
 
   #schedule(): void {
@@ -590,45 +472,10 @@ class ChatApp {
 
   #render(): void {
     if (this.#closed) return;
-    const screen = this.#screen;
-    const width = screen.width as number;
-    const height = screen.height as number;
-    const left = this.#threadsShown() ? THREADS_WIDTH : 0;
-
-    // threads
-    if (left) {
-      const selected = (this.#threadList as unknown as { selected: number }).selected ?? 0;
-      const items = [NEW_THREAD, ...this.#threads.map((t) => `${t.id === this.#threadId ? "● " : "  "}${t.waiting ? "? " : ""}${t.title || "(untitled)"}`)];
-      this.#threadList.setItems(items.map(escapeTags) as unknown as blessed.Widgets.BlessedElement[]);
-      this.#threadList.select(Math.min(selected, items.length - 1));
-      this.#threadList.show();
-    } else {
-      this.#threadList.hide();
-    }
-
-    // input grows with its text, up to 8 lines
-    const innerWidth = Math.max(1, width - left - 2);
-    const lines = this.#editor.text.split("\n").reduce((n, l) => n + Math.max(1, Math.ceil((l.length + 1) / innerWidth)), 0);
-    const inputHeight = Math.min(8, lines) + 2;
-    Object.assign(this.#inputBox, { left, width: width - left, height: inputHeight, top: height - 1 - inputHeight });
-    this.#inputBox.setContent(this.#editor.render(this.#focus === "input"));
-    const inputLines = (this.#inputBox as unknown as { _clines?: unknown[] })._clines?.length ?? 0;
-    Object.assign(this.#inputBox, { childBase: Math.max(0, inputLines - (inputHeight - 2)), childOffset: 0 }); // show the end
-
-    // transcript
-    Object.assign(this.#view, { left, width: width - left, height: Math.max(3, height - 1 - inputHeight) });
-    this.#view.setContent(this.#transcript.render());
-    this.#applyScroll();
-
-    for (const [box, focus] of [
-      [this.#inputBox, "input"],
-      [this.#view, "transcript"],
-      [this.#threadList, "threads"],
-    ] as const) {
-      (box.style as { border: { fg: string } }).border.fg = this.#focus === focus ? "cyan" : "gray";
-    }
-
-    // status line
+    const threads = [
+      NEW_THREAD,
+      ...this.#threads.map((t) => `${t.id === this.#threadId ? "● " : "  "}${t.waiting ? "? " : ""}${t.title || "(untitled)"}`),
+    ].map(escapeTags);
     const conn = {
       connecting: "{yellow-fg}connecting…{/yellow-fg}",
       connected: "{green-fg}● connected{/green-fg}",
@@ -636,13 +483,20 @@ class ChatApp {
       unauthorized: "{red-fg}✗ token refused{/red-fg}",
     }[this.#connection];
     const thread = this.#threadId ? escapeTags(brief(this.#threadTitle || this.#threadId.slice(0, 8), 24)) : "new";
-    const state = this.#pending && this.#pending.threadId === this.#threadId
-      ? "{yellow-fg}approval needed{/yellow-fg}"
-      : this.#runningHere() || this.#sending
-        ? "thinking…"
-        : "ready";
-    this.#statusBar.setContent(` ${escapeTags(this.#model)} │ ${thread} │ ${conn} │ ${state} │ ${HINTS}`);
-    screen.render();
+    const state =
+      this.#pending && this.#pending.threadId === this.#threadId
+        ? "{yellow-fg}approval needed{/yellow-fg}"
+        : this.#runningHere() || this.#sending
+          ? "thinking…"
+          : "ready";
+    this.#ui.draw({
+      focus: this.#focus,
+      threads,
+      input: this.#editor.render(this.#focus === "input"),
+      inputText: this.#editor.text,
+      transcript: this.#transcript.render(),
+      status: ` ${escapeTags(this.#model)} │ ${thread} │ ${conn} │ ${state} │ ${HINTS[this.#focus]}`,
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { HistoryItem } from "./client";
+import type { ChatEvent, HistoryItem } from "./client";
 
 /** What the transcript shows, one entry per message, tool call, prompt or notice. */
 export type Entry =
@@ -16,6 +16,12 @@ export const escapeTags = (s: string) => s.replace(/[{}]/g, (c) => (c === "{" ? 
 export function brief(s: string, max = 120): string {
   const line = s.replace(/\s+/g, " ").trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** A tool result without the <tool_output> envelope the model sees it in. */
+export function toolResult(output: string): string {
+  const m = /^\s*<tool_output\b[^>]*>([\s\S]*?)<\/tool_output>\s*$/.exec(output);
+  return m ? m[1]! : output;
 }
 
 export class Transcript {
@@ -59,6 +65,44 @@ export class Transcript {
     for (const e of this.entries) if (e.kind === "assistant") e.streaming = false;
   }
 
+  /** Follows one event of the thread shown. */
+  apply(e: ChatEvent): void {
+    switch (e.type) {
+      case "message.started":
+        this.assistant(e.item_id);
+        break;
+      case "message.delta":
+        this.assistant(e.item_id).text += e.delta;
+        break;
+      case "message.completed": {
+        const a = this.assistant(e.item_id);
+        a.text = e.text;
+        a.streaming = false;
+        if (!a.text) this.entries.splice(this.entries.indexOf(a), 1); // a step with tool calls only
+        break;
+      }
+      case "tool.started":
+        if (!this.tool(e.call_id)) this.add({ kind: "tool", callId: e.call_id, name: e.name, args: e.arguments });
+        break;
+      case "tool.completed": {
+        const tool = this.tool(e.call_id);
+        if (tool) Object.assign(tool, { output: e.output, isError: e.is_error });
+        else this.add({ kind: "tool", callId: e.call_id, name: "tool", args: "", output: e.output, isError: e.is_error });
+        break;
+      }
+      case "approval.required":
+        if (!this.approval(e.call_id)) this.add({ kind: "approval", callId: e.call_id, tool: e.tool, args: e.arguments });
+        break;
+      case "turn.completed":
+        this.settle();
+        if (e.status === "failed") {
+          if (e.error?.code === "cancelled") this.add({ kind: "notice", text: "Cancelled." });
+          else this.add({ kind: "error", text: e.error?.message ?? "The reply failed." });
+        }
+        break;
+    }
+  }
+
   /** The whole transcript as blessed-tagged text. */
   render(): string {
     return this.entries.map(renderEntry).join("\n\n");
@@ -75,7 +119,7 @@ function renderEntry(e: Entry): string {
       const head = `{magenta-fg}⚙ ${escapeTags(e.name)}{/magenta-fg} ${escapeTags(brief(e.args, 100))}`;
       if (e.output === undefined) return `${head} {yellow-fg}(running){/yellow-fg}`;
       const color = e.isError ? "red-fg" : "white-fg";
-      return `${head}\n  {${color}}↳ ${escapeTags(brief(e.output) || "(no output)")}{/${color}}`;
+      return `${head}\n  {${color}}↳ ${escapeTags(brief(toolResult(e.output)) || "(no output)")}{/${color}}`;
     }
     case "approval": {
       const head = `{yellow-fg}{bold}Approval needed:{/bold}{/yellow-fg} ${escapeTags(e.tool)} ${escapeTags(brief(e.args, 100))}`;

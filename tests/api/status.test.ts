@@ -24,6 +24,7 @@ describe("status and routing", () => {
       channels: { gateway: true, webhook: false, tui: false },
       revision: "B",
       mcp: { servers: [] },
+      memory: { search: "full-text", embedding_model: null },
     });
     expect(Number.isInteger(body.uptime_s)).toBe(true);
     expect(body.uptime_s).toBeGreaterThanOrEqual(0);

@@ -94,7 +94,7 @@ describe("local chat endpoints", () => {
     ]);
     expect(mine.filter((e) => e.type === "message.delta").map((e) => e.delta).join("")).toBe("Streamed **answer** here.");
     await stream.close();
-    const history = await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json();
+    const history = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json() as any);
     expect(history.items.map((i: any) => [i.role, i.content])).toEqual([
       ["user", "stream please"],
       ["assistant", "Streamed **answer** here."],
@@ -113,7 +113,7 @@ describe("local chat endpoints", () => {
     expect(completed.output).toContain("found tomatoes");
     expect(completed.is_error).toBe(false);
     await stream.close();
-    const history = await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json();
+    const history = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json() as any);
     const call = history.items.find((i: any) => i.type === "tool_call");
     expect(call).toMatchObject({ name: "lookup_tool", external: false });
     expect(call.output).toContain("found tomatoes");
@@ -129,9 +129,9 @@ describe("local chat endpoints", () => {
     expect(done).toMatchObject({ status: "completed", waiting: "approval" });
     await stream.close();
     expect(ran).toBe(0);
-    const threads = (await (await t.api("/api/chat/threads")).json()).threads;
+    const threads = ((await (await t.api("/api/chat/threads")).json() as any)).threads;
     expect(threads.find((x: any) => x.id === sent.body.thread_id).waiting).toBe("approval");
-    const history = await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json();
+    const history = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json() as any);
     expect(history.waiting).toMatchObject({ kind: "approval", tool: "guarded_tool", call_id: approval.call_id });
     // a new message on the waiting thread is refused until the approval is resolved
     const blocked = await post(t, "/api/chat", { message: "hello?", thread_id: sent.body.thread_id });
@@ -142,14 +142,14 @@ describe("local chat endpoints", () => {
   test("threads are listed newest first with titles", async () => {
     const x = await post(t, "/api/chat", { message: "an older thread" });
     const y = await post(t, "/api/chat", { message: "the newest thread" });
-    const threads = (await (await t.api("/api/chat/threads")).json()).threads;
+    const threads = ((await (await t.api("/api/chat/threads")).json() as any)).threads;
     const ids = threads.map((th: any) => th.id);
     expect(ids.indexOf(y.body.thread_id)).toBeLessThan(ids.indexOf(x.body.thread_id));
     expect(threads.find((th: any) => th.id === y.body.thread_id).title).toBe("the newest thread");
   });
 
   test("bad requests are 400 and change nothing", async () => {
-    const before = (await (await t.api("/api/chat/threads")).json()).threads.length;
+    const before = ((await (await t.api("/api/chat/threads")).json() as any)).threads.length;
     const requests = t.llm.chatRequests().length;
     for (const [path, body] of [
       ["/api/chat", {}],
@@ -166,8 +166,8 @@ describe("local chat endpoints", () => {
     }
     const bad = await t.api("/api/chat", { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
     expect(bad.status).toBe(400);
-    expect((await (await t.api("/api/chat/history?thread_id=zzz")).json()).error.type).toBe("invalid_request_error");
-    expect((await (await t.api("/api/chat/threads")).json()).threads.length).toBe(before);
+    expect(((await (await t.api("/api/chat/history?thread_id=zzz")).json() as any)).error.type).toBe("invalid_request_error");
+    expect(((await (await t.api("/api/chat/threads")).json() as any)).threads.length).toBe(before);
     expect(t.llm.chatRequests().length).toBe(requests);
   });
 
@@ -177,7 +177,7 @@ describe("local chat endpoints", () => {
     const theirStream = await events(t, other.token);
     expect((await post(t, "/api/chat", { message: "hi", thread_id: mine.body.thread_id }, other.token)).status).toBe(404);
     expect((await t.api(`/api/chat/history?thread_id=${mine.body.thread_id}`, { token: other.token })).status).toBe(404);
-    expect((await (await t.api("/api/chat/threads", { token: other.token })).json()).threads).toEqual([]);
+    expect(((await (await t.api("/api/chat/threads", { token: other.token })).json() as any)).threads).toEqual([]);
     const theirs = await post(t, "/api/chat/send", { content: "member's own" }, other.token);
     await post(t, "/api/chat", { message: "owner again" });
     await theirStream.until((e) => e.type === "turn.completed");

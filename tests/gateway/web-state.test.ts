@@ -67,6 +67,16 @@ describe("ChatModel", () => {
     expect(m.items(T).at(-1)).toMatchObject({ kind: "notice", tone: "info", text: "Stopped." });
   });
 
+  test("an extension that must be connected first shows a connect prompt, live and from history", () => {
+    const m = new ChatModel();
+    const auth = { call_id: "c3", tool: "gmail_send", extension: "gmail", connect_url: "http://127.0.0.1:1/extensions/gmail/connect" };
+    m.apply({ type: "auth.required", ...ids, ...auth });
+    m.apply({ type: "turn.completed", ...ids, status: "completed", error: null, waiting: "oauth" });
+    expect(m.items(T)).toMatchObject([{ kind: "connect", tool: "gmail_send", extension: "gmail", url: auth.connect_url }]);
+    m.loadHistory(T, { thread_id: T, title: null, items: [], waiting: { kind: "oauth", call_id: "c3", tool: "gmail_send", arguments: "{}", extension: "gmail", connect_url: auth.connect_url } });
+    expect(m.items(T)).toMatchObject([{ kind: "connect", extension: "gmail", url: auth.connect_url }]);
+  });
+
   test("loading history keeps only the turns still running", () => {
     const m = new ChatModel();
     m.apply({ type: "turn.started", ...ids });

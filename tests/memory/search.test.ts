@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { InvalidRequest } from "../../src/errors";
 import { MemoryService } from "../../src/memory/service";
 import { openDatabase, type Database } from "../../src/store/db";
-import { CORPUS } from "./corpus";
+import { CORPUS } from "./fixtures";
 
 let root: string;
 let d: Database;
@@ -132,6 +132,26 @@ describe("isolation between users", () => {
     expect((await memory.read(B, "notes/garden.md"))!.content).toBe("User B's own garden page: cucumbers only.");
     expect(await memory.read(A, "notes/b-only.md")).toBeUndefined();
     expect((await memory.tree(A)).map((e) => e.path)).not.toContain("notes/b-only.md");
+  });
+});
+
+describe("a small user among big ones", () => {
+  test("is not crowded out of their own results by other users' better matches", async () => {
+    // user A has 30 documents full of "pelican"; B has one that mentions it once
+    for (let i = 0; i < 30; i++) await memory.write(A, `birds/pelican-${i}.md`, `Pelican ${i}: pelican, pelican, pelican.`);
+    await memory.write(B, "notes/zoo.md", "At the zoo we saw one pelican among many other birds and a long walk.");
+    expect((await memory.search(B, "pelican")).map((r) => r.path)).toEqual(["notes/zoo.md"]);
+    // with limit 1 the first, wide ranking holds only A's chunks: the per-user query answers
+    expect((await memory.search(B, "pelican", 1)).map((r) => r.path)).toEqual(["notes/zoo.md"]);
+    expect((await memory.search(A, "pelican", 100)).length).toBe(30);
+    expect((await memory.search(A, "pelican zoo", 100)).map((r) => r.path)).not.toContain("notes/zoo.md");
+  });
+
+  test("the owner numbers in the index are not searchable text", async () => {
+    await memory.write("digitless", "words.md", "Only words here, not a single digit.");
+    const owner = (await d.client.execute("SELECT id FROM memory_owners WHERE user_id = 'digitless'")).rows[0]!.id;
+    expect(await memory.search("digitless", String(owner))).toEqual([]);
+    expect((await memory.search("digitless", "single digit")).map((r) => r.path)).toEqual(["words.md"]);
   });
 });
 

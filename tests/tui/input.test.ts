@@ -107,6 +107,29 @@ describe("Transcript", () => {
     expect(t.render()).not.toContain("▍");
   });
 
+  test("shows a tool result without its <tool_output> envelope", () => {
+    const t = new Transcript();
+    t.add({ kind: "tool", callId: "c", name: "file_list", args: "{}", output: '<tool_output tool="file_list" trust="untrusted">\n. is empty.\n</tool_output>' });
+    expect(t.render()).toContain("↳ . is empty.{/white-fg}");
+  });
+
+  test("follows a turn's events: streamed text, a tool call, a failure", () => {
+    const t = new Transcript();
+    const ids = { thread_id: "t", response_id: "r" };
+    t.apply({ type: "message.started", ...ids, item_id: "m0" });
+    t.apply({ type: "message.completed", ...ids, item_id: "m0", text: "" }); // tool calls only
+    t.apply({ type: "tool.started", ...ids, call_id: "c", name: "file_read", arguments: '{"path":"a"}' });
+    t.apply({ type: "tool.completed", ...ids, call_id: "c", output: "nope", is_error: true });
+    t.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "Hel" });
+    t.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "lo" });
+    expect(t.entries.map((e) => e.kind)).toEqual(["tool", "assistant"]);
+    expect(t.render()).toContain("{red-fg}↳ nope");
+    expect(t.render()).toContain("Hello{yellow-fg}▍");
+    t.apply({ type: "turn.completed", ...ids, status: "failed", error: { code: "llm_error", message: "boom" }, waiting: null });
+    expect(t.render()).toContain("Error:{/bold} boom");
+    expect(t.render()).not.toContain("▍");
+  });
+
   test("loads a thread's history", () => {
     const t = new Transcript();
     t.load([

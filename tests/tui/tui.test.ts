@@ -28,17 +28,24 @@ function tmux(...args: string[]): string {
   return r.stdout.toString();
 }
 
-/** Runs `argv` in a new 120x40 tmux session; the pane stays after its process exits. */
-function open(name: string, argv: string[], env: Record<string, string> = {}): void {
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs `argv` in a new 120x40 tmux session, under a shell that prints "[exited CODE]" when it
+ * ends (tmux itself has been seen to leave an exited pane process unreaped for a while).
+ */
+function open(name: string, argv: string[], env: Record<string, string> = {}, opts: { cwd?: string; term?: string } = {}): void {
   const vars = { LANG: "C.UTF-8", HOME: dir, ...env };
-  tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "--", ...argv);
-  tmux("set-option", "-t", name, "remain-on-exit", "on");
+  // run in the test's temp folder by default (no node_modules for the binary to lean on);
+  // tmux sets TERM in the pane itself, so a different TERM is set for the command
+  const cmd = `cd ${quote(opts.cwd ?? dir)} && ${opts.term ? `TERM=${opts.term} ` : ""}${argv.map(quote).join(" ")}`;
+  const script = `${cmd}; echo "[exited $?]"; exec sleep 3600`;
+  tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "--", "sh", "-c", script);
 }
 
 const screen = (name: string) => tmux("capture-pane", "-p", "-t", name);
 const keys = (name: string, ...k: string[]) => tmux("send-keys", "-t", name, ...k);
 const type = (name: string, text: string) => tmux("send-keys", "-t", name, "-l", text);
-const paneState = (name: string) => tmux("display-message", "-p", "-t", name, "#{pane_dead} #{pane_dead_status}").trim();
 
 /** Polls until `check` holds (bounded), instead of sleeping. */
 async function until<T>(what: string | (() => string), check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
@@ -64,7 +71,8 @@ async function reply(name: string, text: string): Promise<void> {
   await see(name, text);
   await see(name, "ready");
 }
-const exited = (name: string, timeoutMs?: number) => until(`${name} to exit`, () => paneState(name).startsWith("1 ") && paneState(name), timeoutMs);
+/** Waits for the pane's program to end; resolves to its exit code. */
+const exited = async (name: string, timeoutMs?: number) => Number((await see(name, /\[exited (\d+)\]/, timeoutMs)).match(/\[exited (\d+)\]/)![1]);
 
 /** Follows the service's chat events the way the TUI does, to check outcomes through the API. */
 async function followEvents(): Promise<void> {
@@ -119,8 +127,8 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
 
   test("connects and shows the model, a conversation view and the key hints", async () => {
     open(S, [BIN, "chat", "--url", svc.url, "--token", TOKEN, "--home", join(dir, "home")]);
+    await see(S, "scripted-model"); // the model, from GET /api/status
     const s = await see(S, "● connected");
-    expect(s).toContain("scripted-model");
     expect(s).toContain("conversation");
     expect(s).toContain("Shift+Enter newline");
   });
@@ -139,11 +147,13 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
     type(S, "second line");
     type(S, SHIFT_ENTER_MOK);
     type(S, "third line");
-    await see(S, "third line");
+    keys(S, "S-Enter"); // tmux's own Shift+Enter: sent as CSI u since the TUI asked for modifyOtherKeys
+    type(S, "fourth line");
+    await see(S, "fourth line");
     keys(S, "Enter");
     await reply(S, "Assistant: You said: first line");
     expect(svc.llm.chatRequests().length).toBe(before + 1);
-    expect(lastUserMessage()).toBe("first line\nsecond line\nthird line");
+    expect(lastUserMessage()).toBe("first line\nsecond line\nthird line\nfourth line");
   });
 
   test("Alt+Enter and Ctrl+J insert new lines too", async () => {
@@ -200,26 +210,35 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
 
   test("Up/Down scroll the transcript", async () => {
     keys(S, "C-l");
-    for (let i = 1; i <= 20; i++) svc.llm.enqueue({ text: `answer ${i}\n${"filler\n".repeat(2)}` });
-    type(S, "many");
-    for (let i = 1; i <= 20; i++) {
+    const n = 12; // 8 lines each: more than the view holds
+    for (let i = 1; i <= n; i++) svc.llm.enqueue({ text: `answer ${i}\n${"filler\n".repeat(3)}` });
+    for (let i = 1; i <= n; i++) {
+      type(S, "many");
       keys(S, "Enter");
       await reply(S, `answer ${i}`);
-      if (i < 20) type(S, "many");
     }
-    keys(S, "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up");
-    await until("the transcript to scroll up", () => !screen(S).includes("answer 20") && screen(S));
-    expect(screen(S)).toContain("answer 18");
-    keys(S, "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down", "Down");
-    await see(S, "answer 20");
+    expect(screen(S)).not.toContain("answer 1 ");
+    keys(S, ...Array(10).fill("Up"));
+    await until("the transcript to scroll up", () => !screen(S).includes(`answer ${n}`) && screen(S));
+    expect(screen(S)).toContain(`answer ${n - 1}`);
+    keys(S, ...Array(10).fill("Down"));
+    await see(S, `answer ${n}`);
   });
 
   test("Tab focuses the thread list; Enter there opens a new conversation; Esc goes back", async () => {
-    keys(S, "Tab", "Tab"); // input -> transcript -> threads
+    // the status line tells what the keys do where the focus is
+    keys(S, "Tab");
+    await see(S, "PgUp/PgDn scroll"); // the transcript
+    keys(S, "Tab");
+    await see(S, "Enter open"); // the thread list
     keys(S, "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up", "Up"); // to "+ new conversation"
     keys(S, "Enter");
     await see(S, "New conversation");
-    keys(S, "Tab", "Escape"); // to the transcript, and back to the input
+    await see(S, "Shift+Enter newline"); // back in the input
+    keys(S, "Tab");
+    await see(S, "PgUp/PgDn scroll");
+    keys(S, "Escape"); // goes back to the input
+    await see(S, "Shift+Enter newline");
     type(S, "fresh start");
     keys(S, "Enter");
     await reply(S, "Assistant: You said: fresh start");
@@ -229,7 +248,7 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
 
   test("Ctrl+C quits: the pane's process exits with 0", async () => {
     keys(S, "C-c");
-    expect(await exited(S)).toBe("1 0");
+    expect(await exited(S)).toBe(0);
   });
 });
 
@@ -242,13 +261,13 @@ describe.skipIf(!hasTmux)("service chat from source, and with --thread", () => {
     open(S, [process.execPath, join(root, "src/main.ts"), "chat", "--url", svc.url, "--token", TOKEN, "--thread", hello.id], {
       SERVICE_HOME: join(dir, "home"),
     });
-    await see(S, "You: hello tui", 20_000);
+    await see(S, "Assistant: answer 12", 20_000); // the end of that thread's history
     await see(S, "● connected");
     type(S, "again");
     keys(S, "Enter");
     await reply(S, "Assistant: You said: again");
     keys(S, "C-c");
-    expect(await exited(S)).toBe("1 0");
+    expect(await exited(S)).toBe(0);
     expect(readFileSync(join(dir, "home", "logs", "service.log"), "utf8")).toContain("terminal: TERM=");
   }, 30_000);
 
@@ -275,14 +294,39 @@ describe.skipIf(!hasTmux)("service chat from source, and with --thread", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("the event stream", () => {
+  test("is reconnected when the service restarts, and chat goes on", async () => {
+    const free = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = String(free.port);
+    await free.stop(true);
+    const home = join(dir, "restart-home");
+    let second = await startTestService({ env: { GATEWAY_PORT: port }, keepHome: home, llm: svc.llm });
+    const S = "restart";
+    open(S, [BIN, "chat", "--url", second.url, "--token", TOKEN, "--home", join(dir, "home")]);
+    await see(S, "● connected");
+    await second.stop();
+    await see(S, "reconnecting");
+    second = await startTestService({ env: { GATEWAY_PORT: port }, keepHome: home, llm: svc.llm });
+    try {
+      await see(S, "● connected");
+      type(S, "still here");
+      keys(S, "Enter");
+      await reply(S, "Assistant: You said: still here");
+      keys(S, "C-c");
+      expect(await exited(S)).toBe(0);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
 describe.skipIf(!hasTmux)("service serve in a terminal", () => {
   for (const term of ["xterm-256color", "tmux-256color"]) {
     test(`runs the TUI (TERM=${term}, binary from an empty directory); Ctrl+C stops the service`, async () => {
       const S = `serve-${term}`;
       const cwd = mkdtempSync(join(dir, "empty-"));
       const home = join(cwd, "home");
-      // tmux sets TERM in the pane itself: set it for the process
-      open(S, ["sh", "-c", `cd '${cwd}' && TERM=${term} exec '${BIN}' serve`], {
+      open(S, [BIN, "serve"], {
         SERVICE_HOME: home,
         SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
         LLM_BASE_URL: svc.llm.url,
@@ -290,7 +334,7 @@ describe.skipIf(!hasTmux)("service serve in a terminal", () => {
         LLM_MODEL: "scripted-model",
         GATEWAY_PORT: "0",
         CLI_ENABLED: "true",
-      });
+      }, { cwd, term });
       const s = await see(S, "● connected");
       expect(s).toContain("listening on http://127.0.0.1:");
       type(S, "hi serve");
@@ -300,7 +344,7 @@ describe.skipIf(!hasTmux)("service serve in a terminal", () => {
       await reply(S, "Assistant: You said: hi serve");
       expect(lastUserMessage()).toBe("hi serve\ntwo lines");
       keys(S, "C-c");
-      expect(await exited(S)).toBe("1 0");
+      expect(await exited(S)).toBe(0);
       expect(screen(S)).toContain("stopped");
       const log = readFileSync(join(home, "logs", "service.log"), "utf8");
       expect(log).toContain("listening on http://127.0.0.1:");

@@ -23,6 +23,8 @@ export function itemView(item: ViewItem, decide: Decide): ItemView {
       return toolView();
     case "approval":
       return approvalView(decide);
+    case "connect":
+      return connectView();
     case "notice":
       return noticeView();
   }
@@ -124,6 +126,44 @@ function approvalView(decide: Decide): ItemView {
       const button = (decision: Decision, label: string, cls: string) =>
         h("button", { type: "button", class: cls, text: label, disabled: item.busy, onclick: () => decide(item.threadId, item.callId, decision) });
       fill(actions, button("approve", "Approve", "primary"), button("deny", "Deny", "danger"), button("always", "Always allow", "secondary"));
+    },
+  };
+}
+
+/** Only http(s) links, on this origin or another: never javascript: or data:. */
+function safeUrl(url: string): string | null {
+  try {
+    const u = new URL(url, location.origin);
+    return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function connectView(): ItemView {
+  const tool = h("code");
+  const extension = h("strong");
+  const action = h("div", { class: "actions" });
+  const el = h(
+    "section",
+    { class: "approval connect", "aria-label": "Connection needed" },
+    h("div", { class: "approval-title" }, h("span", { class: "approval-icon", "aria-hidden": "true" }), "Connection needed"),
+    h("p", null, "To run ", tool, " the agent needs access to ", extension, ". Connect it, and the turn goes on by itself."),
+    action,
+  );
+  return {
+    el,
+    update(raw) {
+      const item = raw as Of<"connect">;
+      tool.textContent = item.tool;
+      extension.textContent = item.extension;
+      const href = safeUrl(item.url);
+      fill(
+        action,
+        href
+          ? h("a", { class: "button primary", href, target: "_blank", rel: "noopener noreferrer", text: `Connect ${item.extension}` })
+          : h("span", { class: "muted small", text: "Connect it from the extensions page." }),
+      );
     },
   };
 }

@@ -6,6 +6,7 @@ export type ViewItem =
   | { kind: "assistant"; id: string; text: string; streaming: boolean }
   | { kind: "tool"; id: string; callId: string; name: string; arguments: string; output: string | null; isError: boolean }
   | { kind: "approval"; id: string; threadId: string; callId: string; tool: string; arguments: string; decided: Decision | null; busy: boolean; error: string | null }
+  | { kind: "connect"; id: string; callId: string; tool: string; extension: string; url: string }
   | { kind: "notice"; id: string; tone: "error" | "info"; text: string };
 
 /** A turn seen live: sent from here, or announced on the event stream. */
@@ -125,6 +126,9 @@ export class ChatModel {
     );
     if (h.waiting?.kind === "approval") {
       items.push(approvalItem(threadId, h.waiting.call_id, h.waiting.tool ?? "a tool", h.waiting.arguments ?? ""));
+    } else if (h.waiting?.kind === "oauth") {
+      const w = h.waiting;
+      items.push(connectItem(w.call_id, w.tool ?? "a tool", w.extension ?? "an extension", w.connect_url ?? ""));
     }
     t.history = items;
     t.live = t.live.filter((turn) => turn.running);
@@ -174,6 +178,9 @@ export class ChatModel {
       case "approval.required":
         if (!find("approval", (i) => i.callId === e.call_id)) items.push(approvalItem(e.thread_id, e.call_id, e.tool, e.arguments));
         break;
+      case "auth.required":
+        if (!find("connect", (i) => i.callId === e.call_id)) items.push(connectItem(e.call_id, e.tool, e.extension, e.connect_url));
+        break;
       case "turn.completed":
         turn.running = false;
         for (const i of items) if (i.kind === "assistant") i.streaming = false;
@@ -201,4 +208,8 @@ export class ChatModel {
 
 function approvalItem(threadId: string, callId: string, tool: string, args: string): ViewItem {
   return { kind: "approval", id: `approval-${callId}`, threadId, callId, tool, arguments: args, decided: null, busy: false, error: null };
+}
+
+function connectItem(callId: string, tool: string, extension: string, url: string): ViewItem {
+  return { kind: "connect", id: `connect-${callId}`, callId, tool, extension, url };
 }

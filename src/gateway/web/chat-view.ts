@@ -263,6 +263,7 @@ export class ChatView {
             "span",
             { class: "thread-meta" },
             t.waiting === "approval" ? h("span", { class: "badge", text: "needs approval" }) : null,
+            t.waiting === "oauth" ? h("span", { class: "badge", text: "needs connection" }) : null,
             h("span", { text: ago(t.updated_at) }),
           ),
         ),
@@ -282,6 +283,8 @@ function signature(item: ViewItem): string {
       return `${item.output === null}|${item.isError}|${item.output?.length ?? 0}`;
     case "approval":
       return `${item.decided}|${item.busy}|${item.error}`;
+    case "connect":
+      return item.url;
     default:
       return "static";
   }

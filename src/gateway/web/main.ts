@@ -59,15 +59,17 @@ class Shell {
       },
       onUnauthorized: () => signedOut("Your token is no longer accepted. Sign in again."),
     });
-    addEventListener("popstate", () => void this.route());
+    addEventListener("popstate", this.#onPopState);
     void this.chat.refreshThreads();
   }
 
   async route(): Promise<void> {
     const params = new URLSearchParams(location.search);
     const onMemory = location.pathname === "/memory";
-    this.#nav.chat.toggleAttribute("aria-current", !onMemory);
-    this.#nav.memory.toggleAttribute("aria-current", onMemory);
+    for (const [link, active] of [[this.#nav.chat, !onMemory], [this.#nav.memory, onMemory]] as const) {
+      if (active) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
     if (onMemory) {
       fill(this.#screen, this.memory.el);
       if (!this.#memoryLoaded) {
@@ -83,7 +85,10 @@ class Shell {
 
   close(): void {
     this.#events.close();
+    removeEventListener("popstate", this.#onPopState);
   }
+
+  #onPopState = () => void this.route();
 
   #showConnection(state: StreamState): void {
     this.#conn.dataset.state = state;

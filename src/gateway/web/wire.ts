@@ -13,11 +13,12 @@ export type ChatEvent =
   | ({ type: "tool.started"; call_id: string; name: string; arguments: string } & Ids)
   | ({ type: "tool.completed"; call_id: string; output: string; is_error: boolean } & Ids)
   | ({ type: "approval.required"; call_id: string; tool: string; arguments: string } & Ids)
+  | ({ type: "auth.required"; call_id: string; tool: string; extension: string; connect_url: string } & Ids)
   | ({
       type: "turn.completed";
       status: "completed" | "failed";
       error: { code: string; message: string } | null;
-      waiting: "approval" | null;
+      waiting: "approval" | "oauth" | null;
     } & Ids);
 
 export interface ThreadSummary {
@@ -36,7 +37,15 @@ export interface History {
   thread_id: string;
   title: string | null;
   items: HistoryItem[];
-  waiting: { kind: string; call_id: string; tool: string | null; arguments: string | null } | null;
+  waiting: {
+    kind: string;
+    call_id: string;
+    tool: string | null;
+    arguments: string | null;
+    /** OAuth gates: the extension to connect and the page that connects it. */
+    extension?: string | null;
+    connect_url?: string | null;
+  } | null;
 }
 
 export interface Accepted {

@@ -6,6 +6,8 @@ import m2 from "./0002_tool_policies.sql" with { type: "text" };
 import m3 from "./0003_jobs.sql" with { type: "text" };
 import m4 from "./0004_memory.sql" with { type: "text" };
 import m5 from "./0005_memory_fts.sql" with { type: "text" };
+import m6 from "./0006_extensions.sql" with { type: "text" };
+import m7 from "./0007_memory_owner.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -14,4 +16,6 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0003_jobs", sql: m3 },
   { tag: "0004_memory", sql: m4 },
   { tag: "0005_memory_fts", sql: m5 },
+  { tag: "0006_extensions", sql: m6 },
+  { tag: "0007_memory_owner", sql: m7 },
 ];

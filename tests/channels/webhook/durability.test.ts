@@ -111,8 +111,9 @@ async function readDatabase(home: string) {
   const db = createClient({ url: `file:${join(home, "service.db")}` });
   try {
     const jobs = (await db.execute("SELECT id, status, message, response, response_id, thread_id, attempts, started_at, completed_at FROM jobs ORDER BY seq")).rows;
-    const items = (await db.execute("SELECT thread_id, response_id, seq, type, data FROM items ORDER BY thread_id, seq")).rows.map((r) => ({
-      ...r,
+    const items = (await db.execute("SELECT thread_id, response_id, seq, data FROM items ORDER BY thread_id, seq")).rows.map((r) => ({
+      threadId: String(r.thread_id),
+      responseId: String(r.response_id),
       item: JSON.parse(String(r.data)),
     }));
     const responses = (await db.execute("SELECT id, thread_id, status FROM responses")).rows;
@@ -135,7 +136,7 @@ function expectEachTurnOnce(data: Awaited<ReturnType<typeof readDatabase>>, mess
     const mine = data.responses.filter((r) => r.id === job.response_id);
     expect(mine).toHaveLength(1);
     expect(mine[0]!.status).toBe("completed");
-    const assistant = data.items.filter((r) => r.response_id === job.response_id && r.item.type === "message" && r.item.role === "assistant");
+    const assistant = data.items.filter((r) => r.responseId === job.response_id && r.item.type === "message" && r.item.role === "assistant");
     expect(assistant.map((r) => r.item.content)).toEqual([answer(String(job.message))]);
   }
   expect(data.responses).toHaveLength(messages.length);

@@ -1,3 +1,5 @@
+import { MAX_PATH_BYTES } from "../../src/memory/paths";
+
 // A small, realistic workspace: notes a person keeps, each on its own subject, with some
 // words shared between them so that ranking, not mere matching, decides the order.
 export const CORPUS: Record<string, string> = {
@@ -54,3 +56,35 @@ circuit. Tiles ordered from the shop in Porto, delivery in three weeks.
 
 Budget: 12,000 euros. Paid so far: 4,500 euros deposit.`,
 };
+
+/** Paths that break a rule, with what they break. */
+export const BAD_PATHS: [string, unknown][] = [
+  ["empty", ""],
+  ["absolute", "/etc/passwd"],
+  ["absolute, a folder", "/notes/garden.md"],
+  ["a drive letter", "C:/notes.md"],
+  ["parent segment", "../secret.md"],
+  ["parent segment inside", "notes/../../x.md"],
+  ["parent segment at the end", "notes/.."],
+  ["only ..", ".."],
+  ["dot segment", "./notes.md"],
+  ["dot segment inside", "notes/./garden.md"],
+  ["only .", "."],
+  ["double slash", "notes//garden.md"],
+  ["trailing slash", "notes/"],
+  ["only a slash", "/"],
+  ["backslash", "notes\\garden.md"],
+  ["backslash parent", "..\\secret.md"],
+  ["NUL", "notes/gar\u0000den.md"],
+  ["newline", "notes/garden.md\n"],
+  ["tab", "notes\tgarden.md"],
+  ["escape", "notes/\u001b[31mred.md"],
+  ["DEL", "notes/\u007f.md"],
+  ["C1 control", "notes/\u0085.md"],
+  ["lone surrogate", "notes/\ud800.md"],
+  ["too long", "a".repeat(MAX_PATH_BYTES + 1)],
+  ["too long in bytes, not characters", "é".repeat(MAX_PATH_BYTES / 2) + "x"],
+  ["not a string", 42],
+  ["null", null],
+];
+

@@ -1,0 +1,17 @@
+import { openDatabase } from "../src/store/db";
+import { searchText, snippets } from "../src/store/memory";
+const d = await openDatabase("file:/tmp/mscratch/bdb/full-text-100000.db");
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const time = async (label: string, fn: () => Promise<any>) => { const ts: number[] = []; let r: any; for (let i = 0; i < 9; i++) { const s = cpu(); r = await fn(); ts.push(cpu() - s); } ts.sort((a, b) => a - b); console.log(label.padEnd(30), ts[4]!.toFixed(2), r.length ?? r.rows?.length ?? r.size); };
+const ex = (sql: string, args: any[]) => () => d.client.execute({ sql, args });
+const m = '"Ingrid" AND "dinner"';
+await time("searchText", () => searchText(d.db, "bench-user", m, 40));
+await time("owner lookup", ex("SELECT id FROM memory_owners WHERE user_id = ?", ["bench-user"]));
+await time("fts owner+text", ex("SELECT rowid, bm25(memory_fts, 1.0, 0.0) s FROM memory_fts WHERE memory_fts MATCH ? ORDER BY s LIMIT 40", [`{owner} : "1" AND {text} : (${m})`]));
+await time("fts text", ex("SELECT rowid, bm25(memory_fts, 1.0, 0.0) s FROM memory_fts WHERE memory_fts MATCH ? ORDER BY s LIMIT 40", [`{text} : (${m})`]));
+await time("fts text, rowid only", ex("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", [`{text} : (${m})`]));
+await time("fts owner+text count", ex("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [`{owner} : "1" AND {text} : (${m})`]));
+await time("fts text count", ex("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?", [`{text} : (${m})`]));
+const ids = (await searchText(d.db, "bench-user", m, 10)).map((h) => h.chunkId);
+await time("snippets", () => snippets(d.db, '"Ingrid" OR "dinner"', ids));
+await time("select 1", ex("SELECT 1", []));

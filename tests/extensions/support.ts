@@ -1,0 +1,155 @@
+// Extension folders for tests: a WebAssembly extension built from WAT at test time, an
+// extension bundling a small stdio MCP server, and a service started with them installed.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Env } from "../../src/config/load";
+import { installExtension } from "../../src/extensions/installed";
+import { startTestService, type TestService } from "../support/harness";
+import { testModuleWat, wat2wasm } from "./wat";
+
+export const MODEL = "test-model";
+export const MCP_FIXTURE = resolve(import.meta.dir, "fixtures/key-server.ts");
+
+const empty = { type: "object", properties: {} };
+
+/** A temp dir removed by the returned `cleanup`. */
+export function tempDir(prefix = "ext-test-"): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface WasmExtensionOptions {
+  name?: string;
+  urls?: Record<string, string>;
+  allow?: string[];
+  limits?: { timeoutMs?: number; memoryPages?: number };
+  credentials?: unknown;
+  growPages?: number;
+  memoryMin?: number;
+  /** Replaces the compiled module (a broken one, say). */
+  moduleBytes?: Uint8Array;
+}
+
+/** Writes a WebAssembly extension folder (extension.json + tool.wasm) under `parent`; returns its path. */
+export function writeWasmExtension(parent: string, o: WasmExtensionOptions = {}): string {
+  const name = o.name ?? "wasmtest";
+  const dir = join(parent, `src-${name}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(dir, { recursive: true });
+  const bytes = o.moduleBytes ?? wat2wasm(testModuleWat({ urls: o.urls, growPages: o.growPages, memoryMin: o.memoryMin }));
+  writeFileSync(join(dir, "tool.wasm"), bytes);
+  const tools = [
+    { name: "echo", description: "Returns its arguments", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } },
+    { name: "spin", description: "Never returns", parameters: empty },
+    { name: "grow", description: "Grows its memory", parameters: empty },
+    ...Object.keys(o.urls ?? {}).map((k) => ({ name: `fetch_${k}`, description: `Fetches ${k}`, parameters: empty })),
+  ];
+  const manifest = {
+    name,
+    version: "1.2.3",
+    description: "A WebAssembly test extension",
+    tools,
+    runtime: { type: "wasm", module: "tool.wasm", network: { allow: o.allow ?? [] }, limits: o.limits ?? { timeoutMs: 5_000, memoryPages: 16 } },
+    ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
+  };
+  writeFileSync(join(dir, "extension.json"), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
+/** Writes an extension folder bundling the key-server MCP fixture; returns its path. */
+export function writeMcpExtension(parent: string, o: { name?: string; credentials?: unknown } = {}): string {
+  const name = o.name ?? "mcptest";
+  const dir = join(parent, `src-${name}`);
+  mkdirSync(dir, { recursive: true });
+  const manifest = {
+    name,
+    version: "0.1.0",
+    description: "An extension bundling an MCP server",
+    tools: [
+      { name: "add", description: "Adds two integers", parameters: { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] } },
+      { name: "reveal_key", description: "Says what its key is (a leaky tool)", parameters: empty },
+      { name: "where", description: "The server's working directory", parameters: empty },
+    ],
+    runtime: { type: "mcp", command: process.execPath, args: [MCP_FIXTURE], env: { GREETING: "hello" } },
+    ...(o.credentials === undefined ? {} : { credentials: o.credentials }),
+  };
+  writeFileSync(join(dir, "extension.json"), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
+/**
+ * Starts the service on a fresh home with these extension folders installed (as the CLI
+ * does); `before` runs against the home first (to store a key, say).
+ */
+export async function startWithExtensions(sources: string[], opts: { env?: Env; before?: (home: string) => Promise<void> } = {}): Promise<TestService> {
+  const { dir, cleanup } = tempDir("service-ext-");
+  const home = join(dir, "home");
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  for (const source of sources) installExtension(home, source);
+  await opts.before?.(home);
+  const t = await startTestService({ keepHome: home, env: opts.env });
+  const stop = t.stop;
+  t.stop = async () => {
+    await stop();
+    cleanup();
+  };
+  return t;
+}
+
+/** The tool messages the model was sent in its last request. */
+export function toolMessages(t: TestService): any[] {
+  return t.llm.lastChat().messages.filter((m: any) => m.role === "tool");
+}
+
+/** Everything the model was ever sent, as one string. */
+export const allLlmText = (t: TestService) => JSON.stringify(t.llm.chatRequests().map((r) => r.body));
+
+/** A loopback HTTP server that records the requests it gets. */
+export function recordingServer(handler: (req: Request) => Response | Promise<Response>) {
+  const seen: { url: string; headers: Record<string, string> }[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      seen.push({ url: req.url, headers: Object.fromEntries(req.headers) });
+      return handler(req);
+    },
+  });
+  return { server, seen, origin: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
+}
+
+/** Opens GET /api/chat/events (live once it returns); `until` reads events until one matches. */
+export async function chatEvents(t: TestService, token = t.token) {
+  const res = await t.api("/api/chat/events", { token });
+  if (res.status !== 200) throw new Error(`GET /api/chat/events: ${res.status}`);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  // the first frame (": connected") tells that the subscription is live
+  while (!buf.includes(": connected")) buf += decoder.decode((await reader.read()).value);
+  buf = "";
+  const queue: any[] = [];
+  const seen: any[] = [];
+  return {
+    seen,
+    async until(pred: (e: any) => boolean): Promise<any> {
+      for (;;) {
+        while (queue.length) {
+          const e = queue.shift();
+          seen.push(e);
+          if (pred(e)) return e;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the event stream ended");
+        buf += decoder.decode(value);
+        const frames = buf.split("\n\n");
+        buf = frames.pop()!;
+        for (const f of frames) {
+          const data = f.split("\n").find((l) => l.startsWith("data: "));
+          if (data) queue.push(JSON.parse(data.slice(6)));
+        }
+      }
+    },
+    close: () => reader.cancel(),
+  };
+}
