@@ -68,5 +68,6 @@ export async function chat(argv: string[]): Promise<number> {
   const { startTui } = await import("../tui/app");
   const tui = startTui({ url, token, threadId, log: fileLog(logFilePath(paths.home)) });
   await tui.done;
-  return 0;
+  // The terminal may be gone (closed window, killed pane): Bun would keep polling the dead pty.
+  process.exit(0);
 }

@@ -68,5 +68,7 @@ export async function serve(argv: string[]): Promise<number> {
   process.stdout.write("shutting down: finishing running turns\n");
   await svc.stop();
   process.stdout.write("stopped\n");
+  // A TUI whose terminal went away leaves Bun reading a dead pty; leave rather than spin.
+  if (tui) process.exit(0);
   return 0;
 }

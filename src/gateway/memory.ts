@@ -47,9 +47,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const entry = (e: MemoryEntry) => ({ path: e.path, size: e.size, updated_at: iso(e.updatedAt) });
 
 /** A query parameter given at most once (a repeated one is ambiguous: 400). */
-function single(params: URLSearchParams, name: string): string | null {
+function single(params: URLSearchParams, name: "q" | "limit" | "path"): string | null {
   const all = params.getAll(name);
-  if (all.length > 1) throw new InvalidRequest(`\`${name}\` is given more than once.`);
+  if (all.length > 1) throw new InvalidRequest(`\`${name}\` is given more than once.`, name === "q" ? "invalid_query" : `invalid_${name}`);
   return all[0] ?? null;
 }
 

@@ -6,6 +6,7 @@ import {
   chunksWithoutVectors,
   chunkTexts,
   deleteDocument,
+  dimsOfModel,
   ensureVectorTable,
   listDocuments,
   readDocument,
@@ -196,6 +197,8 @@ export class MemoryService {
     if (!llm) return 0;
     let after = 0;
     let filled = 0;
+    // once the model's dimensions are known, only chunks without its vectors are read
+    this.#modelDims ??= await dimsOfModel(this.#db, llm.embeddingModel!);
     for (;;) {
       const rows = await chunksWithoutVectors(this.#db, llm.embeddingModel!, this.#modelDims, after, EMBED_BATCH);
       if (!rows.length || this.#stop.signal.aborted) return filled;

@@ -41,6 +41,15 @@ export async function vectorDims(db: Db): Promise<number[]> {
   });
 }
 
+/** The dimension count of `model`'s vectors, if any are stored. */
+export async function dimsOfModel(db: Db, model: string): Promise<number | undefined> {
+  for (const dims of await vectorDims(db)) {
+    const rs = await db.$client.execute({ sql: `SELECT 1 FROM ${vectorTable(dims)} WHERE model = ? LIMIT 1`, args: [model] });
+    if (rs.rows.length) return dims;
+  }
+  return undefined;
+}
+
 export async function ensureVectorTable(db: Db, dims: number): Promise<void> {
   const t = vectorTable(dims);
   await db.$client.batch(

@@ -86,6 +86,7 @@ class ChatApp {
       stdin: opts.stdin ?? process.stdin,
       stdout: opts.stdout ?? process.stdout,
       warn: opts.log,
+      onLost: () => this.quit(),
     });
     const screen = this.#term.screen;
     this.#ui = new Layout(screen);
@@ -112,7 +113,11 @@ class ChatApp {
     clearTimeout(this.#renderTimer);
     this.#abort.abort();
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, this.#onSignal);
-    this.#term.close();
+    try {
+      this.#term.close();
+    } catch {
+      // the terminal is gone (closed window, killed pane): nothing left to restore
+    }
     this.#resolveDone();
   }
 

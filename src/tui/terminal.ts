@@ -53,8 +53,25 @@ export interface Terminal {
 }
 
 /** Takes over the terminal with a blessed screen that understands modified Enter keys. */
-export function openTerminal(opts: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream; warn: (m: string) => void }): Terminal {
+export function openTerminal(opts: {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  warn: (m: string) => void;
+  /** Called once when the terminal goes away (closed window, killed pane): the TUI must end. */
+  onLost: () => void;
+}): Terminal {
   const input = translatedInput(opts.stdin);
+  let lost = false;
+  const gone = (why: string) => () => {
+    if (lost) return;
+    lost = true;
+    opts.warn(`terminal: ${why}; quitting`);
+    opts.onLost();
+  };
+  opts.stdin.once("end", gone("input ended"));
+  opts.stdin.once("close", gone("input closed"));
+  opts.stdin.once("error", gone("input error"));
+  opts.stdout.once("error", gone("output error"));
   const screen = blessed.screen({
     // @types/blessed has the two stream types of ScreenOptions swapped
     input: input.stream as never,

@@ -143,6 +143,11 @@ describe("vectors written without a model are filled in later", () => {
       expect(await memory.fillVectors()).toBe(chunks);
       expect(await count(d, "SELECT count(*) FROM memory_vectors_8")).toBe(chunks);
       expect(await memory.fillVectors()).toBe(0); // nothing left
+      // a later start (a new service) knows the model's table and embeds nothing again
+      const calls = embeddingCalls().length;
+      const again = new MemoryService({ db: d.db, llm: openAiLlm({ baseUrl: llm.url, apiKey: "k", model: "m", embeddingModel: "emb-model" }) });
+      expect(await again.fillVectors()).toBe(0);
+      expect(embeddingCalls().length).toBe(calls);
     } finally {
       d.close();
     }
