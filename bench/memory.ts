@@ -14,6 +14,7 @@ import { chunkText } from "../src/memory/chunk";
 import { MemoryService } from "../src/memory/service";
 import { openDatabase, type Database } from "../src/store/db";
 import { ensureVectorTable, writeDocuments, type DocumentWrite } from "../src/store/memory";
+import { pct } from "./support";
 
 const SIZES = (process.env.BENCH_MEMORY_SIZES ?? "1000,10000,100000").split(",").map(Number);
 const HYBRID = new Set((process.env.BENCH_HYBRID ?? "1000,10000").split(",").filter(Boolean).map(Number));
@@ -180,10 +181,6 @@ async function fill(d: Database, userId: string, target: number, seed: number, v
   return (performance.now() - t0) / 1000;
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const fmt = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 
 /** CPU time of this process in ms: the database runs in this thread, so it counts too. */

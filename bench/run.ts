@@ -6,6 +6,7 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { firstMatch, pct } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -19,30 +20,12 @@ const tmp = mkdtempSync(join(tmpdir(), "service-bench-"));
 const children: Subprocess[] = [];
 process.on("exit", () => children.forEach((c) => c.kill()));
 
-async function firstLine(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {
-  const reader = proc.stdout.getReader();
-  let buf = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`process ended before printing ${pattern}: ${buf}`);
-    buf += new TextDecoder().decode(value);
-    const m = buf.match(pattern);
-    if (m) {
-      reader.releaseLock();
-      return m;
-    }
-  }
-}
 
 const rssMb = (pid: number) => {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   return Math.round(kb / 102.4) / 10;
 };
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const ms = (x: number) => Math.round(x * 1000) / 1000;
 
 async function freePort(): Promise<number> {
@@ -81,7 +64,7 @@ async function main() {
     stderr: "inherit",
   });
   children.push(llmProc);
-  const llmUrl = (await firstLine(llmProc, /listening on (\S+)/))[1]!;
+  const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
   // 1. Time from process start to the first 200, on a fresh home each time.
   const startups: number[] = [];

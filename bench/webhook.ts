@@ -15,6 +15,7 @@ import http from "node:http";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { firstMatch, pct } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -30,28 +31,7 @@ const children: Subprocess[] = [];
 let stopping = false;
 process.on("exit", () => children.forEach((c) => c.kill()));
 
-async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {
-  const reader = proc.stdout.getReader();
-  let buf = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`process ended before printing ${pattern}: ${buf}`);
-    buf += new TextDecoder().decode(value);
-    const m = buf.match(pattern);
-    if (m) {
-      // keep draining so the process never blocks on a full pipe
-      void (async () => {
-        while (!(await reader.read()).done);
-      })();
-      return m;
-    }
-  }
-}
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** Source addresses 127.1.0.1, 127.1.0.2, ... (never one twice): a fresh one for every PER_IP requests. */

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { InvalidRequest, NotFound } from "../errors";
-import { McpConnection } from "../mcp/connection";
+import type { McpConnection } from "../mcp/connection";
+import { loadConnection } from "../mcp/manager";
 import type { Db } from "../store/db";
 import { jsonSchema } from "../tools/json-schema";
 import type { ToolRegistry } from "../tools/registry";
@@ -282,6 +283,7 @@ export class ExtensionManager {
     }
     const command = /[\\/]/.test(runtime.command) && !isAbsolute(runtime.command) ? resolve(ext.dir, runtime.command) : runtime.command;
     const declared = ext.manifest.tools.map((t) => t.name);
+    const { McpConnection } = loadConnection();
     ext.mcp = new McpConnection(
       ext.name,
       { command, args: runtime.args ?? [], env, cwd: ext.dir, trusted: true, timeoutMs: runtime.timeoutMs },

@@ -4,7 +4,7 @@ import type { ApprovalPolicy } from "../config/schema";
 import { jsonSchema } from "../tools/json-schema";
 import type { ToolRegistry } from "../tools/registry";
 import type { Tool } from "../tools/tool";
-import { McpConnection, type McpServerStatus } from "./connection";
+import type { McpConnection, McpServerStatus } from "./connection";
 import { mcpServerPrefix, mcpToolName } from "./names";
 
 /**
@@ -23,6 +23,7 @@ export class McpManager {
   ) {
     for (const [name, config] of Object.entries(servers)) {
       if (config.disabled) continue;
+      const { McpConnection } = loadConnection();
       this.#servers.set(name, new McpConnection(name, config, { tools: (tools) => this.#sync(name, tools), log }));
       // caller tools may not take these names, even before the server is up
       registry.reservePrefix(mcpServerPrefix(name));
@@ -81,3 +82,9 @@ function agentTool(name: string, server: McpConnection, tool: McpTool): Tool {
     execute: (args, ctx) => server.call(tool.name, args as Record<string, unknown>, ctx.signal),
   };
 }
+
+/**
+ * The MCP client (the SDK with its schemas) is loaded on first use: a service with no MCP
+ * server configured starts faster and idles smaller without it.
+ */
+export const loadConnection = () => require("./connection") as typeof import("./connection");

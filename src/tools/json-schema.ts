@@ -1,5 +1,5 @@
 import { Kind, Type, TypeRegistry, type TSchema, type TUnsafe } from "@sinclair/typebox";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 
 /**
  * Parameters given as a plain JSON Schema (MCP servers, extensions) rather than built with
@@ -16,7 +16,8 @@ function checkFor(schema: TSchema): Check {
   let check = checks.get(schema);
   if (!check) {
     try {
-      ajv ??= new AjvJsonSchemaValidator();
+      // loaded on first use: only MCP and extension tools have raw JSON Schemas
+      ajv ??= new (require("@modelcontextprotocol/sdk/validation/ajv") as typeof import("@modelcontextprotocol/sdk/validation/ajv")).AjvJsonSchemaValidator();
       const validate = ajv.getValidator({ ...schema } as never);
       check = (value) => {
         const result = validate(value);

@@ -1,46 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { defineTool } from "../../src/tools/tool";
+import { chatEvents } from "../support/chat-events";
 import { startTestService, type TestService } from "../support/harness";
 
-/** Opens GET /api/chat/events and collects events until `until` says stop. */
-async function events(t: TestService, token = t.token) {
-  const res = await t.api("/api/chat/events", { token });
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toContain("text/event-stream");
-  const reader = res.body!.getReader();
-  const seen: any[] = [];
-  let buf = "";
-  const decoder = new TextDecoder();
-  // the first frame (": connected") tells us the subscription is live
-  while (!buf.includes(": connected")) buf += decoder.decode((await reader.read()).value);
-  const queue: any[] = [];
-  return {
-    seen,
-    async until(pred: (e: any) => boolean): Promise<any> {
-      for (;;) {
-        while (queue.length) {
-          const e = queue.shift();
-          seen.push(e);
-          if (pred(e)) return e;
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error("event stream ended");
-        buf += decoder.decode(value);
-        const frames = buf.split("\n\n");
-        buf = frames.pop()!;
-        for (const f of frames) {
-          const data = f.split("\n").find((l) => l.startsWith("data: "));
-          if (!data) continue;
-          const e = JSON.parse(data.slice(6));
-          expect(f).toContain(`event: ${e.type}`);
-          queue.push(e);
-        }
-      }
-    },
-    close: () => reader.cancel(),
-  };
-}
+const events = chatEvents;
 
 const post = async (t: TestService, path: string, json: unknown, token = t.token) => {
   const res = await t.api(path, { method: "POST", json, token });

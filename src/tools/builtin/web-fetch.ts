@@ -2,7 +2,6 @@ import { Type } from "@sinclair/typebox";
 import { isIP } from "node:net";
 import { VERSION } from "../../version";
 import { defineTool, type Tool } from "../tool";
-import { htmlToText } from "./html-text";
 import { decodeText, formatBytes, parseContentType, readLimited } from "./http-read";
 import { checkHost, type WebAccess } from "./web-guard";
 
@@ -132,6 +131,8 @@ async function describe(url: URL, res: Response, maxBytes: number): Promise<stri
   if (contentType) header.push(`Content-Type: ${contentType}`);
   let body = decodeText(bytes, charset);
   if (kind === "html") {
+    // loaded on first use: html-to-text is large and most services rarely fetch pages
+    const { htmlToText } = require("./html-text") as typeof import("./html-text");
     const page = htmlToText(body, url.href);
     if (page.title) header.push(`Title: ${page.title}`);
     body = page.text;

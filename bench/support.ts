@@ -1,0 +1,28 @@
+// What the benchmarks share: reading a child's stdout for a line, and percentiles.
+import type { Subprocess } from "bun";
+
+/** Resolves with the first match of `pattern` on the child's stdout, then keeps draining it. */
+export async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`process ended before printing ${pattern}: ${buf}`);
+    buf += decoder.decode(value);
+    const m = buf.match(pattern);
+    if (m) {
+      // keep draining so the process never blocks on a full pipe
+      void (async () => {
+        while (!(await reader.read()).done);
+      })();
+      return m;
+    }
+  }
+}
+
+/** The p-th percentile (nearest rank) of the samples. */
+export function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
