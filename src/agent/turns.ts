@@ -323,9 +323,14 @@ function gateElsewhere(gate: Gate, url: string): string {
   return `This thread waits on a pending ${what}; resolve it in the web UI at ${where} or another channel first.`;
 }
 
+/** A thread's title: its first words, without the instruction and context blocks before them. */
 function titleOf(req: TurnRequest): string | undefined {
-  const text = req.messages.findLast((m) => m.role === "user")?.content;
-  return text ? text.replace(/\s+/g, " ").trim().slice(0, 80) : undefined;
+  const text = req.messages
+    .findLast((m) => m.role === "user")
+    ?.content.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  return text ? text.slice(0, 80) : undefined;
 }
 
 /** A previous response that is unknown or someone else's: a failed turn that reveals nothing. */

@@ -179,3 +179,15 @@ describe("/api/chat/send shares the Responses rate limit", () => {
     expect((await t.respond({ model: "m", input: "four" })).status).toBe(429);
   });
 });
+
+describe("thread titles", () => {
+  let t: TestService;
+  beforeAll(async () => (t = await startTestService()));
+  afterAll(() => t.stop());
+
+  test("leave out the instruction and context blocks in front of the message", async () => {
+    const r = await t.respond({ model: "m", input: "Plan my garden beds", instructions: "Be brief.", x_context: { place: { city: "Oslo" } } });
+    const threads = (await (await t.api("/api/chat/threads")).json()).threads;
+    expect(threads.find((x: any) => r.body.id.endsWith(x.id.replaceAll("-", ""))).title).toBe("Plan my garden beds");
+  });
+});
