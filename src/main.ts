@@ -7,7 +7,10 @@ import { VERSION } from "./version";
 // Loaded on demand: `serve` need not carry the onboarding prompts in memory, nor the reverse.
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   onboard: async () => (await import("./cli/onboard")).onboard,
-  serve: async () => (await import("./cli/serve")).serve,
+  serve: async () => {
+    (await import("./cli/lean-jit")).relaunchWithLeanJit();
+    return (await import("./cli/serve")).serve;
+  },
   chat: async () => (await import("./cli/chat")).chat,
   extension: async () => (await import("./cli/extension")).extension,
   // internal: one call of an extension's WebAssembly tool, in its own process (extensions/wasm/host.ts)
