@@ -9,7 +9,7 @@ import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../tools/tool";
 import { itemId, newUuid, responseId } from "./ids";
 import type { ConversationItem } from "./items";
-import { agentLoop, type AgentEvent } from "./loop";
+import { agentLoop, type AgentEvent, type LoopOutcome } from "./loop";
 import { systemPrompt, type IdentitySource } from "./prompt";
 import { ThreadLocks } from "./thread-locks";
 
@@ -204,28 +204,7 @@ export class Agent {
           for (;;) {
             const next = await loop.next();
             if (next.done) {
-              const out = next.value;
-              if (out.kind === "paused") {
-                gate = { kind: "external_tool", callId: out.call.call_id, responseId: base.id, pending: out.pending };
-              } else if (out.kind === "approval") {
-                const details = { tool: out.call.name, arguments: out.call.arguments };
-                gate = { kind: "approval", callId: out.call.call_id, responseId: base.id, pending: out.pending, details };
-                if (!req.surfacesGates) {
-                  error = {
-                    code: "approval_required",
-                    message: `The tool ${out.call.name} needs approval. Approve or deny it in the web UI at ${deps.gateUrl(base.threadId)} or in the terminal UI; the turn goes on from there.`,
-                  };
-                }
-              } else if (out.kind === "oauth") {
-                const details = { tool: out.call.name, arguments: out.call.arguments, extension: out.extension, connect_url: out.url };
-                gate = { kind: "oauth", callId: out.call.call_id, responseId: base.id, pending: out.pending, details };
-                if (!req.surfacesGates) {
-                  error = {
-                    code: "auth_required",
-                    message: `The tool ${out.call.name} needs the extension ${out.extension} to be connected to your account. Connect it in the web UI at ${out.url}; the turn goes on from there.`,
-                  };
-                }
-              }
+              ({ gate, error } = gateOf(next.value, base, req.surfacesGates ?? false, deps.gateUrl(base.threadId)));
               break;
             }
             if (next.value.type === "usage") {
@@ -276,6 +255,37 @@ export class Agent {
         return result;
       },
     };
+  }
+}
+
+/**
+ * The gate a paused turn leaves on its thread, and, for channels that cannot show gates to a
+ * person (the Responses API), the error that tells the caller where to resolve it.
+ */
+function gateOf(
+  out: LoopOutcome,
+  base: { id: string; threadId: string },
+  surfacesGates: boolean,
+  gateUrl: string,
+): { gate: Gate | null; error: TurnResult["error"] } {
+  const at = { responseId: base.id };
+  switch (out.kind) {
+    case "done":
+      return { gate: null, error: null };
+    case "paused":
+      return { gate: { ...at, kind: "external_tool", callId: out.call.call_id, pending: out.pending }, error: null };
+    case "approval": {
+      const details = { tool: out.call.name, arguments: out.call.arguments };
+      const gate: Gate = { ...at, kind: "approval", callId: out.call.call_id, pending: out.pending, details };
+      const message = `The tool ${out.call.name} needs approval. Approve or deny it in the web UI at ${gateUrl} or in the terminal UI; the turn goes on from there.`;
+      return { gate, error: surfacesGates ? null : { code: "approval_required", message } };
+    }
+    case "oauth": {
+      const details = { tool: out.call.name, arguments: out.call.arguments, extension: out.extension, connect_url: out.url };
+      const gate: Gate = { ...at, kind: "oauth", callId: out.call.call_id, pending: out.pending, details };
+      const message = `The tool ${out.call.name} needs the extension ${out.extension} to be connected to your account. Connect it in the web UI at ${out.url}; the turn goes on from there.`;
+      return { gate, error: surfacesGates ? null : { code: "auth_required", message } };
+    }
   }
 }
 
