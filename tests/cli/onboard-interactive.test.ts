@@ -88,3 +88,38 @@ test.skipIf(!hasTmux)(
   },
   60_000,
 );
+
+test.skipIf(!hasTmux)("offers a local Ollama as the default endpoint when one answers on 127.0.0.1:11434", async () => {
+  let ollama: ScriptedLLM;
+  try {
+    ollama = await startScriptedLLM({ port: 11434, model: "llama3.2" });
+  } catch {
+    return; // the port is taken on this machine: nothing to pretend with
+  }
+  try {
+    const home = join(dir, "home-ollama");
+    const cmd = `bun ${join(root, "src/main.ts")} onboard; echo "[exited $?]"; sleep 60`;
+    tmux("new-session", "-d", "-s", "ollama", "-x", "120", "-y", "40", "-e", `SERVICE_HOME=${home}`, "--", "sh", "-c", cmd);
+    const show = () => tmux("capture-pane", "-p", "-t", "ollama");
+    const end = Date.now() + 15_000;
+    while (!show().includes("http://127.0.0.1:11434/v1")) {
+      if (Date.now() > end) throw new Error(`no Ollama default on:\n${show()}`);
+      await Bun.sleep(50);
+    }
+    expect(show()).toContain("An Ollama server answers");
+    tmux("send-keys", "-t", "ollama", "Enter"); // keep the offered endpoint
+    tmux("send-keys", "-t", "ollama", "Enter"); // no key
+    while (!show().includes("llama3.2")) {
+      if (Date.now() > end) throw new Error(`no model list on:\n${show()}`);
+      await Bun.sleep(50);
+    }
+    tmux("send-keys", "-t", "ollama", "Enter");
+    while (!show().includes("[exited 0]")) {
+      if (Date.now() > end) throw new Error(`onboarding did not finish:\n${show()}`);
+      await Bun.sleep(50);
+    }
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).llm).toEqual({ baseUrl: "http://127.0.0.1:11434/v1", model: "llama3.2" });
+  } finally {
+    await ollama.close();
+  }
+}, 60_000);
