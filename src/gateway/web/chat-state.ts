@@ -169,6 +169,8 @@ export class ChatModel {
         if (!find("tool", (i) => i.callId === e.call_id)) {
           items.push({ kind: "tool", id: e.call_id, callId: e.call_id, name: e.name, arguments: e.arguments, output: null, isError: false });
         }
+        // the call runs, so a connection it waited for has been made (perhaps in another tab)
+        dropConnect(t, e.call_id);
         break;
       case "tool.completed": {
         const c = find("tool", (i) => i.callId === e.call_id);
@@ -204,6 +206,12 @@ export class ChatModel {
     Object.assign(a, patch);
     this.#changed(threadId);
   }
+}
+
+function dropConnect(t: { history: ViewItem[]; live: LiveTurn[] }, callId: string): void {
+  const keep = (i: ViewItem) => !(i.kind === "connect" && i.callId === callId);
+  t.history = t.history.filter(keep);
+  for (const turn of t.live) turn.items = turn.items.filter(keep);
 }
 
 function approvalItem(threadId: string, callId: string, tool: string, args: string): ViewItem {
