@@ -49,6 +49,10 @@ describe("a server that dies and comes back", () => {
     const failed = await waitForServer(t, "flaky", "failed");
     expect(failed.error).toContain("could not start");
     expect(failed.error).toContain("blocked");
+    // a member sees that it failed, not the server's stderr
+    const member = await t.createUser("member");
+    const seen = ((await (await t.api("/api/status", { token: member.token })).json()) as any).mcp.servers[0];
+    expect(seen).toMatchObject({ name: "flaky", error: "unavailable" });
 
     // a dead server's tools fail at once with the reason, not after a timeout
     const started = Date.now();
