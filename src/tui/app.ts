@@ -78,6 +78,8 @@ class ChatApp {
   #renderTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   #wasDisconnected = false;
+  /** Calls whose "connect the extension" notice was shown already. */
+  readonly #connectAsked = new Set<string>();
 
   constructor(readonly opts: TuiOptions) {
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
@@ -355,6 +357,7 @@ class ChatApp {
       if (h.waiting?.kind === "approval") {
         this.#askApproval({ threadId: id, callId: h.waiting.call_id, tool: h.waiting.tool ?? "a tool", args: h.waiting.arguments ?? "" });
       }
+      if (h.waiting?.kind === "oauth") this.#askConnect(h.waiting.call_id, h.waiting.tool, h.waiting.extension, h.waiting.connect_url);
     } else {
       this.#notice("New conversation: type a message and press Enter.");
     }
@@ -428,6 +431,7 @@ class ChatApp {
       if (h.waiting?.kind === "approval") {
         this.#askApproval({ threadId: this.#threadId, callId: h.waiting.call_id, tool: h.waiting.tool ?? "a tool", args: h.waiting.arguments ?? "" });
       }
+      if (h.waiting?.kind === "oauth") this.#askConnect(h.waiting.call_id, h.waiting.tool, h.waiting.extension, h.waiting.connect_url);
     }
     void this.#refreshThreads();
     this.#schedule();
@@ -451,7 +455,18 @@ class ChatApp {
     }
     this.#transcript.apply(e);
     if (e.type === "approval.required") this.#askApproval({ threadId: e.thread_id, callId: e.call_id, tool: e.tool, args: e.arguments });
+    if (e.type === "auth.required") this.#askConnect(e.call_id, e.tool, e.extension, e.connect_url);
     this.#schedule();
+  }
+
+  /** A tool waits for an extension to be connected: that happens in a browser, so say where. */
+  #askConnect(callId: string, tool: string | null | undefined, extension: string | null | undefined, url: string | null | undefined): void {
+    if (this.#connectAsked.has(callId)) return;
+    this.#connectAsked.add(callId);
+    const where = url ? new URL(url, this.opts.url).href : `${this.opts.url}/`;
+    this.#notice(
+      `${tool ?? "A tool"} needs the extension ${extension ?? "?"} connected to your account. Open ${where} in a browser; the reply goes on once it is connected.`,
+    );
   }
 
   // ---- drawing -------------------------------------------------------------------------

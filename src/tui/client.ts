@@ -22,6 +22,9 @@ export interface Waiting {
   call_id: string;
   tool: string | null;
   arguments: string | null;
+  /** For an OAuth gate: the extension to connect and the web page that connects it. */
+  extension?: string | null;
+  connect_url?: string | null;
 }
 export interface History {
   thread_id: string;
