@@ -189,53 +189,19 @@ class ChatApp {
   }
 
   #inputKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
-    const e = this.#editor;
-    switch (key.full) {
-      case "enter": // Enter arrives as "enter" (from CR) and again as "return": act once
-        void this.#guard(() => this.#submit());
-        return;
-      case "return":
-        return;
-      case "linefeed": // Shift+Enter, Alt+Enter, Ctrl+J, a line break in a paste
-        e.insert("\n");
-        break;
-      case "backspace":
-        e.backspace();
-        break;
-      case "delete":
-      case "C-d":
-        e.deleteForward();
-        break;
-      case "left":
-        e.left();
-        break;
-      case "right":
-        e.right();
-        break;
-      case "home":
-      case "C-a":
-        e.home();
-        break;
-      case "end":
-      case "C-e":
-        e.end();
-        break;
-      case "C-u":
-        e.clear();
-        break;
-      case "C-w":
-        e.deleteWord();
-        break;
-      default:
-        if (!isPrintable(ch, key)) return;
-        if (this.#pending && e.text === "" && (ch === "a" || ch === "d" || ch === "A")) {
-          void this.#guard(() => this.#decide(ch === "a" ? "approve" : ch === "d" ? "deny" : "always"));
-          return;
-        }
-        e.insert(ch!);
+    if (key.full === "enter") {
+      // Enter arrives as "enter" (from CR) and again as "return": act once
+      void this.#guard(() => this.#submit());
+      return;
     }
-    this.#schedule();
+    const printable = isPrintable(ch, key) ? ch : undefined;
+    if (this.#pending && this.#editor.text === "" && (printable === "a" || printable === "d" || printable === "A")) {
+      void this.#guard(() => this.#decide(printable === "a" ? "approve" : printable === "d" ? "deny" : "always"));
+      return;
+    }
+    if (this.#editor.key(key.full, printable)) this.#schedule();
   }
+
 
   #dialogKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
     if (ch === "a" || ch === "y") void this.#guard(() => this.#decide("approve"));

@@ -5,6 +5,52 @@ export class Editor {
   text = "";
   cursor = 0;
 
+  /**
+   * Applies an editing key (blessed's `key.full`), or types `printable`; false when the key
+   * is not an editing key. Enter (send) is the caller's; a line feed is Shift+Enter,
+   * Alt+Enter, Ctrl+J or a line break in a paste.
+   */
+  key(full: string, printable?: string): boolean {
+    switch (full) {
+      case "return": // the second half of Enter, which the caller handles
+        return false;
+      case "linefeed":
+        this.insert("\n");
+        return true;
+      case "backspace":
+        this.backspace();
+        return true;
+      case "delete":
+      case "C-d":
+        this.deleteForward();
+        return true;
+      case "left":
+        this.left();
+        return true;
+      case "right":
+        this.right();
+        return true;
+      case "home":
+      case "C-a":
+        this.home();
+        return true;
+      case "end":
+      case "C-e":
+        this.end();
+        return true;
+      case "C-u":
+        this.clear();
+        return true;
+      case "C-w":
+        this.deleteWord();
+        return true;
+      default:
+        if (printable === undefined) return false;
+        this.insert(printable);
+        return true;
+    }
+  }
+
   insert(s: string): void {
     this.text = this.text.slice(0, this.cursor) + s + this.text.slice(this.cursor);
     this.cursor += s.length;
