@@ -64,6 +64,11 @@ const int = (v: string | undefined, name: string) => {
   return Number(v);
 };
 const str = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
+/** A comma-separated list; unset or empty is no value (the other layers stand). */
+const list = (v: string | undefined) => {
+  const items = (v ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+  return items.length ? items : undefined;
+};
 
 export function envLayer(env: Env): ConfigLayer {
   return {
@@ -93,14 +98,12 @@ export function envLayer(env: Env): ConfigLayer {
     agent: { maxSteps: int(env.AGENT_MAX_STEPS, "AGENT_MAX_STEPS") },
     memory: { embeddingModel: str(env.LLM_EMBEDDING_MODEL) },
     tools: {
-      approval: Object.fromEntries(
-        (env.TOOLS_ASK ?? "")
-          .split(",")
-          .map((n) => n.trim())
-          .filter(Boolean)
-          .map((n) => [n, "ask" as const]),
-      ),
-      web: { allowPrivate: bool(env.WEB_FETCH_ALLOW_PRIVATE, "WEB_FETCH_ALLOW_PRIVATE"), searchUrl: str(env.WEB_SEARCH_URL) },
+      approval: Object.fromEntries(list(env.TOOLS_ASK)?.map((n) => [n, "ask" as const]) ?? []),
+      web: {
+        allowPrivate: bool(env.WEB_FETCH_ALLOW_PRIVATE, "WEB_FETCH_ALLOW_PRIVATE"),
+        allowHosts: list(env.WEB_FETCH_ALLOW_HOSTS),
+        searchUrl: str(env.WEB_SEARCH_URL),
+      },
     },
   };
 }

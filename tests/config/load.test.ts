@@ -147,6 +147,7 @@ describe("layering", () => {
       TOOLS_ASK: "file_write, web_fetch",
       WEB_FETCH_ALLOW_PRIVATE: "true",
       WEB_SEARCH_URL: "http://searx",
+      WEB_FETCH_ALLOW_HOSTS: "wiki.lan, nas.lan",
     };
     expect(loadConfig(home(), env)).toEqual({
       llm: { baseUrl: "http://llm/v1", apiKey: "k", model: "m" },
@@ -157,7 +158,7 @@ describe("layering", () => {
       responses: { revision: "A", rateLimit: 0 },
       agent: { maxSteps: 5 },
       memory: { embeddingModel: "emb" },
-      tools: { approval: { file_write: "ask", web_fetch: "ask" }, web: { allowPrivate: true, allowHosts: [], searchUrl: "http://searx" } },
+      tools: { approval: { file_write: "ask", web_fetch: "ask" }, web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" } },
       mcpServers: {},
     });
   });
