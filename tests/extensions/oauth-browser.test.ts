@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import type { TestService } from "../support/harness";
-import { CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from "./oauth-server";
-import { allLlmText, startWithExtensions, tempDir, toolMessages, writeWasmExtension } from "./support";
+import { startAuthorizationServer, writeGithubExtension, type AuthorizationServer } from "./oauth-server";
+import { allLlmText, startWithExtensions, tempDir, toolMessages } from "./support";
 
 setDefaultTimeout(30_000);
 
@@ -40,12 +40,7 @@ function watch(p: Page): Page {
 beforeAll(async () => {
   tmp = tempDir();
   as = startAuthorizationServer();
-  const source = writeWasmExtension(tmp.dir, {
-    name: "github",
-    urls: { me: `${as.origin}/me` },
-    allow: [new URL(as.origin).host],
-    credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes: ["profile", "read"] },
-  });
+  const source = writeGithubExtension(tmp.dir, as);
   t = await startWithExtensions([source]);
   browser = await chromium.launch({
     executablePath: CHROMIUM,

@@ -1,6 +1,7 @@
 // A small OAuth 2 authorization server on loopback for the tests: authorization code with
 // PKCE (S256 only), refresh tokens, and a resource (`/me`) that wants a valid access token.
 import { createHash, randomBytes } from "node:crypto";
+import { writeWasmExtension } from "./support";
 
 export const CLIENT_ID = "test-client";
 
@@ -99,4 +100,14 @@ export function startAuthorizationServer(): AuthorizationServer {
   });
   s.origin = `http://127.0.0.1:${server.port}`;
   return s;
+}
+
+/** Writes a `github` WebAssembly extension whose oauth2 credentials and `/me` call use `as`. */
+export function writeGithubExtension(dir: string, as: AuthorizationServer, scopes = ["profile", "read"]): string {
+  return writeWasmExtension(dir, {
+    name: "github",
+    urls: { me: `${as.origin}/me` },
+    allow: [new URL(as.origin).host],
+    credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes },
+  });
 }

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { threadOfResponse } from "../../src/agent/ids";
 import type { TestService } from "../support/harness";
-import { CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from "./oauth-server";
-import { allLlmText, chatEvents, MODEL, startWithExtensions, tempDir, toolMessages, writeWasmExtension } from "./support";
+import { CLIENT_ID, startAuthorizationServer, writeGithubExtension, type AuthorizationServer } from "./oauth-server";
+import { allLlmText, chatEvents, MODEL, startWithExtensions, tempDir, toolMessages } from "./support";
 
 const TOOL = "ext__github__fetch_me";
 
@@ -22,12 +22,7 @@ describe("an extension that connects with OAuth", () => {
   beforeAll(async () => {
     tmp = tempDir();
     as = startAuthorizationServer();
-    const source = writeWasmExtension(tmp.dir, {
-      name: "github",
-      urls: { me: `${as.origin}/me` },
-      allow: [new URL(as.origin).host],
-      credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes: ["profile", "read"] },
-    });
+    const source = writeGithubExtension(tmp.dir, as);
     t = await startWithExtensions([source]);
     member = await t.createUser("member");
   });
@@ -228,12 +223,7 @@ describe("an OAuth extension tool that also needs approval, in the web UI", () =
   beforeAll(async () => {
     tmp = tempDir();
     as = startAuthorizationServer();
-    const source = writeWasmExtension(tmp.dir, {
-      name: "github",
-      urls: { me: `${as.origin}/me` },
-      allow: [new URL(as.origin).host],
-      credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes: [] },
-    });
+    const source = writeGithubExtension(tmp.dir, as, []);
     t = await startWithExtensions([source], { env: { TOOLS_ASK: TOOL } });
   });
   afterAll(async () => {

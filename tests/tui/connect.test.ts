@@ -2,8 +2,8 @@
 // where to connect it (a browser page), live and when the conversation is opened again.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join, resolve } from "node:path";
-import { CLIENT_ID, startAuthorizationServer, type AuthorizationServer } from "../extensions/oauth-server";
-import { startWithExtensions, tempDir, writeWasmExtension } from "../extensions/support";
+import { startAuthorizationServer, writeGithubExtension, type AuthorizationServer } from "../extensions/oauth-server";
+import { startWithExtensions, tempDir } from "../extensions/support";
 import { TOKEN, type TestService } from "../support/harness";
 
 setDefaultTimeout(30_000);
@@ -44,12 +44,7 @@ beforeAll(async () => {
   if (!hasTmux) return;
   tmp = tempDir();
   as = startAuthorizationServer();
-  const source = writeWasmExtension(tmp.dir, {
-    name: "github",
-    urls: { me: `${as.origin}/me` },
-    allow: [new URL(as.origin).host],
-    credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes: ["profile"] },
-  });
+  const source = writeGithubExtension(tmp.dir, as, ["profile"]);
   t = await startWithExtensions([source]);
 });
 
