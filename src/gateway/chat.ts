@@ -9,6 +9,7 @@ import { readJsonObject } from "../api/body";
 import type { Services } from "../api/services";
 import { InvalidRequest, NotFound } from "../errors";
 import { getGate, getThread, listThreads, loadItems } from "../store/conversations";
+import type { History, HistoryItem, ThreadSummary } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -61,7 +62,7 @@ export function chatRoutes(s: Services) {
       { parse: "none" },
     )
     .get("/api/chat/events", ({ principal, request }) => eventStream(s.events, principal.userId, request.signal))
-    .get("/api/chat/threads", async ({ principal }) => ({
+    .get("/api/chat/threads", async ({ principal }): Promise<{ threads: ThreadSummary[] }> => ({
       threads: (await listThreads(s.db, principal.userId)).map((t) => ({
         id: t.id,
         title: t.title,
@@ -70,7 +71,7 @@ export function chatRoutes(s: Services) {
         waiting: t.waiting,
       })),
     }))
-    .get("/api/chat/history", async ({ principal, query }) => {
+    .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
       const threadId = String(query.thread_id ?? "");
       if (!UUID.test(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
       const thread = await getThread(s.db, threadId);
@@ -84,10 +85,10 @@ export function chatRoutes(s: Services) {
           ? {
               kind: gate.kind,
               call_id: gate.callId,
-              tool: gate.details?.tool ?? null,
-              arguments: gate.details?.arguments ?? null,
+              tool: textOf(gate.details?.tool),
+              arguments: textOf(gate.details?.arguments),
               // an OAuth gate: the extension to connect, and the page that does it
-              ...(gate.kind === "oauth" ? { extension: gate.details?.extension ?? null, connect_url: gate.details?.connect_url ?? null } : {}),
+              ...(gate.kind === "oauth" ? { extension: textOf(gate.details?.extension), connect_url: textOf(gate.details?.connect_url) } : {}),
             }
           : null,
       };
@@ -103,13 +104,11 @@ function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: u
   return body as { message: string; content: string; thread_id?: string };
 }
 
+const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v));
+
 export function answerText(r: TurnResult): string {
   return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
 }
-
-type HistoryItem =
-  | { type: "message"; id: string; role: "user" | "assistant"; content: string }
-  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
 
 /** The conversation as the chat UIs show it: messages, and tool calls with their results. */
 function historyItems(items: ConversationItem[]): HistoryItem[] {

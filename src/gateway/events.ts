@@ -1,25 +1,8 @@
 import type { AgentEvent } from "../agent/loop";
 import type { Turn, TurnResult } from "../agent/turns";
+import type { ChatEvent } from "./chat-wire";
 
-/** What the web UI and the TUI receive on GET /api/chat/events, one SSE event each. */
-export type ChatEvent =
-  | { type: "turn.started"; thread_id: string; response_id: string }
-  | { type: "message.started"; thread_id: string; response_id: string; item_id: string }
-  | { type: "message.delta"; thread_id: string; response_id: string; item_id: string; delta: string }
-  | { type: "message.completed"; thread_id: string; response_id: string; item_id: string; text: string }
-  | { type: "tool.started"; thread_id: string; response_id: string; call_id: string; name: string; arguments: string }
-  | { type: "tool.completed"; thread_id: string; response_id: string; call_id: string; output: string; is_error: boolean }
-  | { type: "approval.required"; thread_id: string; response_id: string; call_id: string; tool: string; arguments: string }
-  /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
-  | { type: "auth.required"; thread_id: string; response_id: string; call_id: string; tool: string; extension: string; connect_url: string }
-  | {
-      type: "turn.completed";
-      thread_id: string;
-      response_id: string;
-      status: "completed" | "failed";
-      error: { code: string; message: string } | null;
-      waiting: "approval" | "oauth" | null;
-    };
+export type { ChatEvent };
 
 type Listener = (event: ChatEvent) => void;
 

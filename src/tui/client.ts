@@ -1,36 +1,11 @@
-import type { ChatEvent } from "../gateway/events";
+import type { ChatEvent, Decision, History, HistoryItem, ThreadSummary, Waiting } from "../gateway/chat-wire";
 
-export type { ChatEvent };
-export type Decision = "approve" | "deny" | "always";
+export type { ChatEvent, Decision, History, HistoryItem, ThreadSummary, Waiting };
 export type ConnectionState = "connecting" | "connected" | "reconnecting" | "unauthorized";
 
 export interface ServiceStatus {
   version: string;
   llm: { configured: boolean; model: string | null };
-}
-export interface ThreadSummary {
-  id: string;
-  title: string | null;
-  updated_at: number | string;
-  waiting?: unknown;
-}
-export type HistoryItem =
-  | { type: "message"; id: string; role: "user" | "assistant"; content: string }
-  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
-export interface Waiting {
-  kind: string;
-  call_id: string;
-  tool: string | null;
-  arguments: string | null;
-  /** For an OAuth gate: the extension to connect and the web page that connects it. */
-  extension?: string | null;
-  connect_url?: string | null;
-}
-export interface History {
-  thread_id: string;
-  title: string | null;
-  items: HistoryItem[];
-  waiting: Waiting | null;
 }
 
 /** The service answered with an error status. */

@@ -1,0 +1,68 @@
+// The shapes of the local chat endpoints (src/gateway/chat.ts, events.ts, approvals.ts), in
+// one place for the server and its two clients: the web UI (src/gateway/web) and the TUI.
+// Types only, with no imports, so the browser bundle can use them too.
+
+/** What the web UI and the TUI receive on GET /api/chat/events, one SSE event each. */
+export type ChatEvent =
+  | { type: "turn.started"; thread_id: string; response_id: string }
+  | { type: "message.started"; thread_id: string; response_id: string; item_id: string }
+  | { type: "message.delta"; thread_id: string; response_id: string; item_id: string; delta: string }
+  | { type: "message.completed"; thread_id: string; response_id: string; item_id: string; text: string }
+  | { type: "tool.started"; thread_id: string; response_id: string; call_id: string; name: string; arguments: string }
+  | { type: "tool.completed"; thread_id: string; response_id: string; call_id: string; output: string; is_error: boolean }
+  | { type: "approval.required"; thread_id: string; response_id: string; call_id: string; tool: string; arguments: string }
+  /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
+  | { type: "auth.required"; thread_id: string; response_id: string; call_id: string; tool: string; extension: string; connect_url: string }
+  | {
+      type: "turn.completed";
+      thread_id: string;
+      response_id: string;
+      status: "completed" | "failed";
+      error: { code: string; message: string } | null;
+      waiting: "approval" | "oauth" | null;
+    };
+
+/** GET /api/chat/threads */
+export interface ThreadSummary {
+  id: string;
+  title: string | null;
+  created_at: number;
+  updated_at: number;
+  /** The gate the thread waits on, if any. */
+  waiting: "external_tool" | "approval" | "oauth" | "pairing" | null;
+}
+
+/** An entry of GET /api/chat/history: a message, or a tool call with its result. */
+export type HistoryItem =
+  | { type: "message"; id: string; role: "user" | "assistant"; content: string }
+  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
+
+/** What a thread waits on, in GET /api/chat/history. */
+export interface Waiting {
+  kind: string;
+  call_id: string;
+  tool: string | null;
+  arguments: string | null;
+  /** OAuth gates: the extension to connect and the page that connects it. */
+  extension?: string | null;
+  connect_url?: string | null;
+}
+
+/** GET /api/chat/history */
+export interface History {
+  thread_id: string;
+  title: string | null;
+  items: HistoryItem[];
+  waiting: Waiting | null;
+}
+
+/** POST /api/chat/send (202) */
+export interface Accepted {
+  message_id: string;
+  response_id: string;
+  thread_id: string;
+  status: string;
+}
+
+/** POST /api/chat/approvals/{thread_id} */
+export type Decision = "approve" | "deny" | "always";
