@@ -6,6 +6,9 @@ const hex = (bytes: number) => {
 };
 
 export const newUuid = () => crypto.randomUUID();
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A thread or user id as the service writes them: a lower-case UUID. */
+export const isUuid = (s: string) => UUID.test(s);
 export const itemId = () => `item_${hex(16)}`;
 export const callId = () => `call_${hex(16)}`;
 

@@ -73,6 +73,11 @@ export interface TurnResult {
   tools: ExternalTool[];
 }
 
+/** What the assistant said in a turn: its messages' text, in order. */
+export function answerText(r: Pick<TurnResult, "items">): string {
+  return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
+}
+
 interface Inflight {
   controller: AbortController;
   userId: string;

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
+import { isUuid } from "../agent/ids";
 import { loadConfig, servicePaths, type Env } from "../config/load";
 import { ApiError, ChatClient, ConnectionError, connectHost } from "../tui/client";
 import { fileLog, logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
 import { CHAT_USAGE } from "./usage";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** `service chat`: the terminal UI, attached over HTTP to a service that is already running. */
 export async function chat(argv: string[]): Promise<number> {
@@ -19,7 +19,7 @@ export async function chat(argv: string[]): Promise<number> {
     return 0;
   }
   const threadId = f.thread as string | undefined;
-  if (threadId !== undefined && !UUID.test(threadId)) throw new UsageError(`--thread must be a thread id (a UUID), not '${threadId}'`, CHAT_USAGE);
+  if (threadId !== undefined && !isUuid(threadId)) throw new UsageError(`--thread must be a thread id (a UUID), not '${threadId}'`, CHAT_USAGE);
 
   const env: Env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
   const paths = servicePaths(env);

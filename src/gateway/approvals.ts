@@ -1,14 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import type { TurnResult } from "../agent/turns";
+import { isUuid } from "../agent/ids";
+import { answerText } from "../agent/turns";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
 import type { Services } from "../api/services";
 import { InvalidRequest, NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export const DecisionBody = Type.Object({
   decision: Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]),
@@ -37,7 +37,7 @@ export function approvalRoutes(s: Services) {
         const body = await readJsonObject(request);
         if (!Value.Check(DecisionBody, body)) throw new InvalidRequest("`decision` is required and must be approve, deny or always.");
         const threadId = params.thread_id;
-        if (!UUID.test(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
+        if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         const turn = await s.agent.begin({
           userId: principal.userId,
           threadId,
@@ -56,7 +56,7 @@ export function approvalRoutes(s: Services) {
           thread_id: r.threadId,
           response_id: r.id,
           status: r.status,
-          output_text: outputText(r),
+          output_text: answerText(r),
           error: r.error,
           // the continued turn may stop at the next call that needs approval
           pending_approval:
@@ -67,8 +67,4 @@ export function approvalRoutes(s: Services) {
       },
       { parse: "none" },
     );
-}
-
-function outputText(r: TurnResult): string {
-  return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
 }

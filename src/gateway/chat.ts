@@ -2,7 +2,8 @@ import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { ConversationItem } from "../agent/items";
-import type { Turn, TurnResult } from "../agent/turns";
+import { isUuid } from "../agent/ids";
+import { answerText, type Turn } from "../agent/turns";
 import type { Principal } from "../auth/principal";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
@@ -12,7 +13,6 @@ import { getGate, getThread, listThreads, loadItems } from "../store/conversatio
 import type { History, HistoryItem, ThreadSummary } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const KEEPALIVE_MS = 15_000;
 
 const ChatBody = Type.Object({ message: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
@@ -21,7 +21,7 @@ const SendBody = Type.Object({ content: Type.String({ minLength: 1 }), thread_id
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services) {
   const begin = async (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number): Promise<Turn> => {
-    if (threadId !== undefined && !UUID.test(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+    if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
     const turn = await s.agent.begin({
       userId: p.userId,
@@ -73,7 +73,7 @@ export function chatRoutes(s: Services) {
     }))
     .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
       const threadId = String(query.thread_id ?? "");
-      if (!UUID.test(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+      if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
       const thread = await getThread(s.db, threadId);
       if (!thread || thread.userId !== principal.userId) throw new NotFound(`No thread found with id ${threadId}.`);
       const gate = await getGate(s.db, threadId);
@@ -105,10 +105,6 @@ function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: u
 }
 
 const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v));
-
-export function answerText(r: TurnResult): string {
-  return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
-}
 
 /** The conversation as the chat UIs show it: messages, and tool calls with their results. */
 function historyItems(items: ConversationItem[]): HistoryItem[] {

@@ -1,5 +1,5 @@
 import { userContextBlock } from "../../agent/context";
-import type { Agent, TurnResult } from "../../agent/turns";
+import { answerText, type Agent, type TurnResult } from "../../agent/turns";
 import type { Db } from "../../store/db";
 import { conversationThread, discardTurnStatements, finishJobStatement, markRunning, nextQueuedJob, requeueInterrupted, type JobRow } from "../../store/jobs";
 
@@ -95,9 +95,7 @@ export class JobWorker {
         finishJobStatement(db, job.id, { status: "queued", threadId: priorThread ?? null, responseId: null, response: null, error: null }),
       ];
     }
-    const response = r.items
-      .flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : []))
-      .join("\n\n");
+    const response = answerText(r);
     const outcome =
       r.status === "completed"
         ? { status: "completed" as const, threadId: r.threadId, responseId: r.id, response, error: null }
