@@ -7,10 +7,3 @@ export interface Safety {
   /** Scans tool output for prompt injection and wraps it as untrusted data for the model. */
   toolOutput(toolName: string, output: string): string;
 }
-
-/** No redaction, no wrapping: for tests of the loop alone. */
-export const noSafety: Safety = {
-  redact: (t) => t,
-  streamRedactor: () => ({ push: (d) => d, flush: () => "" }),
-  toolOutput: (_name, output) => output,
-};
