@@ -3,6 +3,7 @@ import { ApiError, ChatClient, type ChatEvent, type ConnectionState, type Decisi
 import { Editor } from "./editor";
 import { Layout, type Focus } from "./layout";
 import { redirectConsole } from "./log";
+import { statusLine, threadLines } from "./status";
 import { openTerminal, type Terminal } from "./terminal";
 import { brief, escapeTags, Transcript } from "./transcript";
 
@@ -41,13 +42,6 @@ export function startTui(opts: TuiOptions): RunningTui {
 
 type Pending = { threadId: string; callId: string; tool: string; args: string };
 
-/** What the keys do where the focus is, shown on the status line. */
-const HINTS: Record<Focus, string> = {
-  input: "Enter send · Shift+Enter newline · Tab focus · Esc cancel · ^L clear · ^C quit",
-  transcript: "Up/Down PgUp/PgDn scroll · Home/End · Tab focus · Esc back · ^L clear · ^C quit",
-  threads: "Up/Down choose · Enter open · Tab focus · Esc back · ^C quit",
-};
-const NEW_THREAD = "+ new conversation";
 /** Events of threads not shown yet (a first message's reply can beat its 202). */
 const ORPHAN_LIMIT = 500;
 
@@ -458,30 +452,20 @@ class ChatApp {
 
   #render(): void {
     if (this.#closed) return;
-    const threads = [
-      NEW_THREAD,
-      ...this.#threads.map((t) => `${t.id === this.#threadId ? "● " : "  "}${t.waiting ? "? " : ""}${t.title || "(untitled)"}`),
-    ].map(escapeTags);
-    const conn = {
-      connecting: "{yellow-fg}connecting…{/yellow-fg}",
-      connected: "{green-fg}● connected{/green-fg}",
-      reconnecting: "{red-fg}○ reconnecting…{/red-fg}",
-      unauthorized: "{red-fg}✗ token refused{/red-fg}",
-    }[this.#connection];
-    const thread = this.#threadId ? escapeTags(brief(this.#threadTitle || this.#threadId.slice(0, 8), 24)) : "new";
-    const state =
-      this.#pending && this.#pending.threadId === this.#threadId
-        ? "{yellow-fg}approval needed{/yellow-fg}"
-        : this.#runningHere() || this.#sending
-          ? "thinking…"
-          : "ready";
+    const waitingHere = this.#pending && this.#pending.threadId === this.#threadId;
     this.#ui.draw({
       focus: this.#focus,
-      threads,
+      threads: threadLines(this.#threads, this.#threadId),
       input: this.#editor.render(this.#focus === "input"),
       inputText: this.#editor.text,
       transcript: this.#transcript.render(),
-      status: ` ${escapeTags(this.#model)} │ ${thread} │ ${conn} │ ${state} │ ${HINTS[this.#focus]}`,
+      status: statusLine({
+        model: this.#model,
+        thread: this.#threadId ? { id: this.#threadId, title: this.#threadTitle } : undefined,
+        connection: this.#connection,
+        activity: waitingHere ? "approval" : this.#runningHere() || this.#sending ? "thinking" : "ready",
+        focus: this.#focus,
+      }),
     });
   }
 }
