@@ -79,6 +79,7 @@ export type TurnErrorCode =
   | "approval_required"
   | "auth_required"
   | "cancelled"
+  | "shutdown"
   | "llm_not_configured"
   | "not_found";
 

@@ -6,6 +6,8 @@ export const MessageItem = Type.Object({
   id: Type.String(),
   role: Type.Union([Type.Literal("user"), Type.Literal("assistant")]),
   content: Type.String(),
+  /** An assistant message cut short (cancel, timeout, shutdown, a failed stream): what arrived before. */
+  status: Type.Optional(Type.Literal("incomplete")),
 });
 
 export const FunctionCallItem = Type.Object({

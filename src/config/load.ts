@@ -70,12 +70,28 @@ const list = (v: string | undefined) => {
   return items.length ? items : undefined;
 };
 
+const logFormat = (v: string | undefined) => {
+  const s = str(v)?.trim().toLowerCase();
+  if (s === undefined || s === "json" || s === "pretty") return s;
+  throw new ConfigError(`LOG_FORMAT must be json or pretty, not '${v}'`);
+};
+const logLevel = (v: string | undefined) => {
+  const s = str(v)?.trim().toLowerCase();
+  if (s === undefined || s === "debug" || s === "info" || s === "warn" || s === "error") return s;
+  throw new ConfigError(`LOG_LEVEL must be debug, info, warn or error, not '${v}'`);
+};
+
 export function envLayer(env: Env): ConfigLayer {
   return {
     llm: {
       baseUrl: str(env.LLM_BASE_URL) ?? str(env.OPENAI_BASE_URL),
       apiKey: str(env.LLM_API_KEY) ?? str(env.OPENAI_API_KEY),
       model: str(env.LLM_MODEL),
+      maxRetries: int(env.LLM_MAX_RETRIES, "LLM_MAX_RETRIES"),
+      contextWindow: int(env.LLM_CONTEXT_WINDOW, "LLM_CONTEXT_WINDOW"),
+      maxOutputTokens: int(env.LLM_MAX_OUTPUT_TOKENS, "LLM_MAX_OUTPUT_TOKENS"),
+      compactionModel: str(env.LLM_COMPACTION_MODEL),
+      memoryFlush: bool(env.LLM_MEMORY_FLUSH, "LLM_MEMORY_FLUSH"),
     },
     database: { url: str(env.DATABASE_URL), authToken: str(env.DATABASE_AUTH_TOKEN) },
     gateway: {
@@ -90,12 +106,15 @@ export function envLayer(env: Env): ConfigLayer {
       host: str(env.HTTP_HOST),
       port: int(env.HTTP_PORT, "HTTP_PORT"),
       webhookSecret: str(env.HTTP_WEBHOOK_SECRET),
+      callbackAllowHosts: list(env.HTTP_CALLBACK_ALLOW_HOSTS),
     },
     responses: {
       revision: str(env.RESPONSES_API_REVISION)?.toUpperCase() as "A" | "B" | undefined,
       rateLimit: int(env.RESPONSES_RATE_LIMIT, "RESPONSES_RATE_LIMIT"),
     },
-    agent: { maxSteps: int(env.AGENT_MAX_STEPS, "AGENT_MAX_STEPS") },
+    agent: { maxSteps: int(env.AGENT_MAX_STEPS, "AGENT_MAX_STEPS"), turnTimeoutS: int(env.TURN_TIMEOUT_S, "TURN_TIMEOUT_S") },
+    mcp: { startWaitMs: int(env.MCP_START_WAIT_MS, "MCP_START_WAIT_MS") },
+    log: { format: logFormat(env.LOG_FORMAT), level: logLevel(env.LOG_LEVEL) },
     memory: { embeddingModel: str(env.LLM_EMBEDDING_MODEL) },
     tools: {
       approval: Object.fromEntries(list(env.TOOLS_ASK)?.map((n) => [n, "ask" as const]) ?? []),

@@ -10,6 +10,24 @@ export const ConfigSchema = Type.Object({
     baseUrl: Type.Optional(Type.String({ minLength: 1 })),
     apiKey: Type.Optional(Type.String()),
     model: Type.Optional(Type.String({ minLength: 1 })),
+    /** Retries of a request that failed before any output (connection, 408, 409, 429, 5xx). */
+    maxRetries: Type.Integer({ minimum: 0, maximum: 20 }),
+    /** Endpoints tried in order once the primary's retries are spent. */
+    fallbacks: Type.Array(
+      Type.Object({
+        baseUrl: Type.Optional(Type.String({ minLength: 1 })),
+        apiKey: Type.Optional(Type.String()),
+        model: Type.String({ minLength: 1 }),
+      }),
+    ),
+    /** The model's context window, in tokens: every request fits in it less `maxOutputTokens`. */
+    contextWindow: Type.Integer({ minimum: 1024 }),
+    /** Tokens reserved for the model's answer in every request. */
+    maxOutputTokens: Type.Integer({ minimum: 16 }),
+    /** A model for summarising old turns (compaction); the main model when unset. */
+    compactionModel: Type.Optional(Type.String({ minLength: 1 })),
+    /** Before compacting, one silent step in which the agent saves what should last to memory. */
+    memoryFlush: Type.Boolean(),
   }),
   database: Type.Object({
     url: Type.Optional(Type.String({ minLength: 1 })),
@@ -27,6 +45,8 @@ export const ConfigSchema = Type.Object({
     host: Type.String({ minLength: 1 }),
     port: Type.Integer({ minimum: 0, maximum: 65535 }),
     webhookSecret: Type.Optional(Type.String({ minLength: 1 })),
+    /** Hosts, IPs or CIDRs a job's callback_url may point at; empty refuses every callback. */
+    callbackAllowHosts: Type.Array(Type.String()),
   }),
   responses: Type.Object({
     revision: Type.Union([Type.Literal("A"), Type.Literal("B")]),
@@ -34,6 +54,17 @@ export const ConfigSchema = Type.Object({
   }),
   agent: Type.Object({
     maxSteps: Type.Integer({ minimum: 1, maximum: 200 }),
+    /** Timeout of webhook and /api/chat/send turns, in seconds. */
+    turnTimeoutS: Type.Integer({ minimum: 1 }),
+  }),
+  mcp: Type.Object({
+    /** How long a turn waits for configured MCP servers that are still starting. */
+    startWaitMs: Type.Integer({ minimum: 0 }),
+  }),
+  log: Type.Object({
+    /** `json`: one JSON object per line; `pretty`: text (the default on a terminal). */
+    format: Type.Optional(Type.Union([Type.Literal("json"), Type.Literal("pretty")])),
+    level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")]),
   }),
   memory: Type.Object({
     /** Embedding model on the LLM endpoint's /embeddings; without one, search is full-text only. */
@@ -57,13 +88,15 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 export const DEFAULTS: Config = {
-  llm: {},
+  llm: { maxRetries: 3, fallbacks: [], contextWindow: 32768, maxOutputTokens: 4096, memoryFlush: true },
   database: {},
   gateway: { enabled: true, host: "127.0.0.1", port: 3000 },
   cli: { enabled: true },
-  http: { enabled: false, host: "0.0.0.0", port: 8080 },
+  http: { enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] },
   responses: { revision: "B", rateLimit: 30 },
-  agent: { maxSteps: 16 },
+  agent: { maxSteps: 16, turnTimeoutS: 600 },
+  mcp: { startWaitMs: 10_000 },
+  log: { level: "info" },
   memory: {},
   tools: { approval: {}, web: { allowPrivate: false, allowHosts: [] } },
   mcpServers: {},

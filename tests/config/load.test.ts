@@ -83,7 +83,11 @@ describe("layering", () => {
     const config = loadConfig(home(), {});
     expect(config).toEqual(DEFAULTS);
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
-    expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080 });
+    expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] });
+    expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], contextWindow: 32768, maxOutputTokens: 4096, memoryFlush: true });
+    expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600 });
+    expect(config.mcp).toEqual({ startWaitMs: 10_000 });
+    expect(config.log).toEqual({ level: "info" });
     expect(config.cli.enabled).toBe(true);
     expect(config.responses).toEqual({ revision: "B", rateLimit: 30 });
   });
@@ -96,7 +100,7 @@ describe("layering", () => {
   test("config.json overrides defaults, key by key", () => {
     const config = loadConfig(home({ gateway: { port: 4000 }, llm: { model: "from-file", baseUrl: "http://file/v1" } }), {});
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 4000 });
-    expect(config.llm).toEqual({ model: "from-file", baseUrl: "http://file/v1" });
+    expect(config.llm).toEqual({ ...DEFAULTS.llm, model: "from-file", baseUrl: "http://file/v1" });
   });
 
   test("environment overrides config.json; config.json keys the env does not set survive", () => {
@@ -148,15 +152,37 @@ describe("layering", () => {
       WEB_FETCH_ALLOW_PRIVATE: "true",
       WEB_SEARCH_URL: "http://searx",
       WEB_FETCH_ALLOW_HOSTS: "wiki.lan, nas.lan",
+      LLM_MAX_RETRIES: "5",
+      LLM_CONTEXT_WINDOW: "8192",
+      LLM_MAX_OUTPUT_TOKENS: "1024",
+      LLM_COMPACTION_MODEL: "small",
+      LLM_MEMORY_FLUSH: "false",
+      HTTP_CALLBACK_ALLOW_HOSTS: "nas.lan, 10.0.0.0/8",
+      TURN_TIMEOUT_S: "90",
+      MCP_START_WAIT_MS: "2500",
+      LOG_FORMAT: "JSON",
+      LOG_LEVEL: "warn",
     };
     expect(loadConfig(home(), env)).toEqual({
-      llm: { baseUrl: "http://llm/v1", apiKey: "k", model: "m" },
+      llm: {
+        baseUrl: "http://llm/v1",
+        apiKey: "k",
+        model: "m",
+        maxRetries: 5,
+        fallbacks: [],
+        contextWindow: 8192,
+        maxOutputTokens: 1024,
+        compactionModel: "small",
+        memoryFlush: false,
+      },
       database: { url: "libsql://x", authToken: "dbt" },
       gateway: { enabled: false, host: "0.0.0.0", port: 0, authToken: "gw" },
       cli: { enabled: false },
-      http: { enabled: true, host: "127.0.0.1", port: 9090, webhookSecret: "s" },
+      http: { enabled: true, host: "127.0.0.1", port: 9090, webhookSecret: "s", callbackAllowHosts: ["nas.lan", "10.0.0.0/8"] },
       responses: { revision: "A", rateLimit: 0 },
-      agent: { maxSteps: 5 },
+      agent: { maxSteps: 5, turnTimeoutS: 90 },
+      mcp: { startWaitMs: 2500 },
+      log: { format: "json", level: "warn" },
       memory: { embeddingModel: "emb" },
       tools: { approval: { file_write: "ask", web_fetch: "ask" }, web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" } },
       mcpServers: {},
@@ -171,12 +197,13 @@ describe("layering", () => {
   test("OPENAI_BASE_URL and OPENAI_API_KEY are fallbacks for LLM_BASE_URL and LLM_API_KEY", () => {
     const paths = home();
     expect(loadConfig(paths, { OPENAI_BASE_URL: "http://o/v1", OPENAI_API_KEY: "ok" }).llm).toEqual({
+      ...DEFAULTS.llm,
       baseUrl: "http://o/v1",
       apiKey: "ok",
     });
     expect(
       loadConfig(paths, { OPENAI_BASE_URL: "http://o/v1", OPENAI_API_KEY: "ok", LLM_BASE_URL: "http://l/v1", LLM_API_KEY: "lk" }).llm,
-    ).toEqual({ baseUrl: "http://l/v1", apiKey: "lk" });
+    ).toEqual({ ...DEFAULTS.llm, baseUrl: "http://l/v1", apiKey: "lk" });
   });
 
   test("booleans accept the usual spellings", () => {
