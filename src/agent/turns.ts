@@ -2,6 +2,7 @@ import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../e
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Llm } from "../llm/types";
+import { logTurn, type Logger } from "../log";
 import type { Safety } from "../safety/safety";
 import { commitTurn, getGate, getThread, loadItems, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
@@ -28,12 +29,15 @@ export interface AgentDeps {
   gateUrl: (threadId: string) => string;
   /** Whether a tool may run for this user, or which extension must be connected first (OAuth). */
   authorization?: (toolName: string, userId: string, threadId: string) => Promise<{ extension: string; url: string } | undefined>;
+  log?: Logger;
 }
 
 export type ApprovalDecision = "approve" | "deny" | "always";
 
 export interface TurnRequest {
   userId: string;
+  /** Where the turn came from: the log line says it, and a new thread is labelled with it. */
+  channel: "responses" | "chat" | "webhook";
   /** Continue this thread; undefined starts a new one. */
   threadId?: string;
   messages: { role: "user" | "assistant"; content: string }[];
@@ -167,6 +171,7 @@ export class Agent {
     return {
       ...base,
       async *run() {
+        const startedAt = performance.now();
         const controller = new AbortController();
         let settle!: (r: TurnResult) => void;
         let fail!: (e: unknown) => void;
@@ -232,7 +237,7 @@ export class Agent {
         const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, usage, tools: external };
         try {
           await commitTurn(deps.db, {
-            thread: { id: base.threadId, userId: req.userId, isNew: state.isNew, tools: external.length ? external : null, title: titleOf(req) },
+            thread: { id: base.threadId, userId: req.userId, isNew: state.isNew, tools: external.length ? external : null, title: titleOf(req), channel: req.channel },
             response: {
               id: base.id,
               status: result.status,
@@ -256,6 +261,7 @@ export class Agent {
           inflight.delete(base.id);
           release();
         }
+        logTurn(deps.log, result, req, startedAt);
         settle(result);
         return result;
       },

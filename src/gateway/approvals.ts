@@ -39,6 +39,7 @@ export function approvalRoutes(s: Services) {
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         const turn = await s.agent.begin({
+          channel: "chat",
           userId: principal.userId,
           threadId,
           messages: [],

@@ -24,6 +24,7 @@ export function chatRoutes(s: Services) {
     if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
     const turn = await s.agent.begin({
+      channel: "chat",
       userId: p.userId,
       threadId,
       messages: [{ role: "user", content: text }],

@@ -82,6 +82,7 @@ async function resumeWaitingTurns(s: Services, userId: string, extension: string
   for (const gate of await listOAuthGates(s.db, userId, extension)) {
     void (async () => {
       const turn = await s.agent.begin({
+        channel: "chat",
         userId,
         threadId: gate.threadId,
         messages: [],

@@ -53,7 +53,7 @@ export async function loadResponseItems(db: Db, responseId: string): Promise<Con
 
 /** Everything one turn writes; committed in a single transaction. */
 export interface TurnRecord {
-  thread: { id: string; userId: string; isNew: boolean; tools: unknown[] | null; title?: string };
+  thread: { id: string; userId: string; isNew: boolean; tools: unknown[] | null; title?: string; channel?: string };
   response: Omit<ResponseRow, "threadId" | "userId">;
   /** New items with their sequence numbers in the thread. */
   items: { seq: number; item: ConversationItem }[];
@@ -70,6 +70,7 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
         id: t.thread.id,
         userId: t.thread.userId,
         title: t.thread.title ?? null,
+        channel: t.thread.channel ?? null,
         tools: t.thread.tools ? JSON.stringify(t.thread.tools) : null,
         createdAt: now,
         updatedAt: now,
@@ -117,12 +118,13 @@ export interface ThreadSummary {
   createdAt: number;
   updatedAt: number;
   waiting: GateKind | null;
+  channel: string | null;
 }
 
 /** A user's threads, most recently active first, with the gate each waits on. */
 export async function listThreads(db: Db, userId: string, limit = 200): Promise<ThreadSummary[]> {
   const rows = await db
-    .select({ id: threads.id, title: threads.title, createdAt: threads.createdAt, updatedAt: threads.updatedAt, waiting: gates.kind })
+    .select({ id: threads.id, title: threads.title, channel: threads.channel, createdAt: threads.createdAt, updatedAt: threads.updatedAt, waiting: gates.kind })
     .from(threads)
     .leftJoin(gates, eq(gates.threadId, threads.id))
     .where(eq(threads.userId, userId))

@@ -32,6 +32,8 @@ export const threads = sqliteTable(
     title: text("title"),
     /** JSON array of the caller tool definitions last sent on this thread. */
     tools: text("tools"),
+    /** The channel that started the thread: responses, chat or webhook (null before it was kept). */
+    channel: text("channel"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -126,6 +128,12 @@ export const jobs = sqliteTable(
     responseId: text("response_id"),
     error: text("error"),
     attempts: integer("attempts").notNull().default(0),
+    /** Where the job record is POSTed when the job ends (see channels/webhook/callbacks.ts). */
+    callbackUrl: text("callback_url"),
+    callbackStatus: text("callback_status", { enum: ["pending", "delivered", "failed"] }),
+    callbackAttempts: integer("callback_attempts").notNull().default(0),
+    /** When the next delivery attempt is due (ms since the epoch); null: as soon as the job ends. */
+    callbackNextAt: integer("callback_next_at"),
     createdAt: text("created_at").notNull(),
     startedAt: text("started_at"),
     completedAt: text("completed_at"),
@@ -135,6 +143,7 @@ export const jobs = sqliteTable(
     index("jobs_status").on(t.status, t.seq),
     index("jobs_user").on(t.userId, t.seq),
     index("jobs_conversation").on(t.userId, t.sender, t.conversationId),
+    index("jobs_callback").on(t.callbackStatus),
   ],
 );
 

@@ -21,6 +21,7 @@ export function responsesRoutes(s: Services) {
     takeTurnBudget(s, principal);
     const req = parseResponsesRequest(await readJsonObject(request), revision, s.tools);
     const turn = await s.agent.begin({
+      channel: "responses",
       userId: principal.userId,
       threadId: req.threadId,
       messages: req.messages,

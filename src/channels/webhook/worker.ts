@@ -68,6 +68,7 @@ export class JobWorker {
     const content = `${userContextBlock(context)}\n\n${job.message}`;
     try {
       const turn = await agent.begin({
+        channel: "webhook",
         userId: job.userId,
         threadId,
         messages: [{ role: "user", content }],

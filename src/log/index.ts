@@ -1,0 +1,116 @@
+// The service's log: one line per record, as JSON (`LOG_FORMAT=json`: `ts`, `level`, `msg` and
+// the record's fields) or as text for people (`pretty`). A Logger is also a plain function
+// `(message) => void` (an info record), which is how most modules take their log.
+import { inspect } from "node:util";
+
+export type Level = "debug" | "info" | "warn" | "error";
+export type Fields = Record<string, unknown>;
+export type LogFormat = "json" | "pretty";
+
+export interface Logger {
+  /** An info record. */
+  (message: string, fields?: Fields): void;
+  debug(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
+  /** Every line is passed through this before it is written (the service's secrets go). */
+  redactWith(redact: (text: string) => string): void;
+}
+
+const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface LoggerOptions {
+  format: LogFormat;
+  level?: Level;
+  /** Where lines go (without the newline); stdout by default. */
+  write?: (line: string) => void;
+  /** Timestamp and level in pretty lines; off for a sink that keeps only the text (tests). */
+  bare?: boolean;
+  now?: () => Date;
+}
+
+export function createLogger(o: LoggerOptions): Logger {
+  const min = RANK[o.level ?? "info"];
+  const write = o.write ?? stdoutLine;
+  const now = o.now ?? (() => new Date());
+  let redact = (text: string) => text;
+  const record = (level: Level, msg: string, fields?: Fields) => {
+    if (RANK[level] < min) return;
+    let line: string;
+    try {
+      line = o.format === "json" ? jsonLine(now(), level, msg, fields) : prettyLine(o.bare ? undefined : { ts: now(), level }, msg, fields);
+    } catch (e) {
+      line = `${level} ${msg} (fields could not be written: ${(e as Error).message})`;
+    }
+    try {
+      write(redact(line));
+    } catch {
+      // a log line that cannot be written never takes the service down
+    }
+  };
+  const log = ((msg: string, fields?: Fields) => record("info", msg, fields)) as Logger;
+  log.debug = (m, f) => record("debug", m, f);
+  log.info = (m, f) => record("info", m, f);
+  log.warn = (m, f) => record("warn", m, f);
+  log.error = (m, f) => record("error", m, f);
+  log.redactWith = (fn) => void (redact = fn);
+  return log;
+}
+
+/** A Logger of a plain `(message) => void` sink: the message, then the fields as `key=value`. */
+export function sinkLogger(sink: (message: string) => void): Logger {
+  return createLogger({ format: "pretty", level: "debug", bare: true, write: sink });
+}
+
+export const isLogger = (v: unknown): v is Logger => typeof v === "function" && typeof (v as Logger).error === "function";
+
+function jsonLine(ts: Date, level: Level, msg: string, fields: Fields = {}): string {
+  const out: Fields = { ts: ts.toISOString(), level, msg };
+  for (const [k, v] of Object.entries(fields)) if (!(k in out)) out[k] = v instanceof Error ? v.message : v;
+  return JSON.stringify(out);
+}
+
+function prettyLine(head: { ts: Date; level: Level } | undefined, msg: string, fields?: Fields): string {
+  const parts = head ? [head.ts.toISOString(), head.level.toUpperCase().padEnd(5), msg] : [msg];
+  for (const [k, v] of Object.entries(fields ?? {})) if (v !== undefined) parts.push(`${k}=${prettyValue(v)}`);
+  return parts.join(" ");
+}
+
+function prettyValue(v: unknown): string {
+  if (typeof v === "string") return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
+  if (v instanceof Error) return JSON.stringify(v.message);
+  if (v === null || typeof v !== "object") return String(v);
+  return inspect(v, { breakLength: Infinity, depth: 3 });
+}
+
+// stdout may be a pipe that closed (`service serve | head -1`): errors on it are dropped, not thrown.
+let stdoutBroken = false;
+function stdoutLine(line: string): void {
+  if (stdoutBroken) return;
+  try {
+    process.stdout.write(`${line}\n`);
+  } catch {
+    stdoutBroken = true;
+  }
+}
+
+/** The one line per turn: ids, channel, status, duration, tokens and, when it failed, the error code. */
+export function logTurn(
+  log: Logger | undefined,
+  r: { id: string; threadId: string; status: string; error: { code: string } | null; usage: { inputTokens: number; outputTokens: number } },
+  req: { userId: string; channel: string },
+  startedAt: number,
+): void {
+  log?.[r.error ? "warn" : "info"]("turn", {
+    response_id: r.id,
+    thread_id: r.threadId,
+    user_id: req.userId,
+    channel: req.channel,
+    status: r.status,
+    duration_ms: Math.round(performance.now() - startedAt),
+    input_tokens: r.usage.inputTokens,
+    output_tokens: r.usage.outputTokens,
+    ...(r.error ? { error_code: r.error.code } : {}),
+  });
+}
