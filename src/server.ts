@@ -26,6 +26,7 @@ import { startMemorySteward } from "./memory-steward";
 import { ChatEventHub } from "./gateway/events";
 import { startWebhookChannel } from "./channels/webhook/listener";
 import { VERSION } from "./version";
+import { createLogger, isLogger, sinkLogger, type Logger } from "./log";
 
 /** How long running turns may go on after SIGTERM before they are cancelled. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -58,17 +59,24 @@ export interface StartOptions {
   paths: Paths;
   env: Env;
   flags?: ConfigLayer;
-  log?: (message: string) => void;
+  /** The log; a plain function gets each record's text (tests). Default: LOG_FORMAT lines on stdout. */
+  log?: Logger | ((message: string) => void);
   /** Replaces the OpenAI-compatible LLM (tests). */
   llm?: Llm;
   channels?: { tui: boolean };
   /** Overrides the revision's non-streaming turn timeout (tests only). */
   turnTimeoutMs?: number;
+  /** Overrides the pauses between webhook callback attempts (tests only). */
+  callbackDelaysMs?: number[];
 }
 
 export async function startService(opts: StartOptions): Promise<RunningService> {
-  const log = opts.log ?? ((m: string) => console.log(`${new Date().toISOString()} ${m}`));
   const config = loadConfig(opts.paths, opts.env, opts.flags);
+  const log: Logger = isLogger(opts.log)
+    ? opts.log
+    : opts.log
+      ? sinkLogger(opts.log)
+      : createLogger({ format: config.log.format ?? "pretty", level: config.log.level });
   ensureHome(opts.paths);
   if (config.http.enabled && !config.http.webhookSecret) {
     throw new ConfigError("HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set: the webhook channel needs a shared secret.");
@@ -77,6 +85,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   await ensureOwner(database.db);
 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
+  // every secret of the service's own, so none of them reaches the model, an answer or a log line
+  const ownSafety = createSafety({
+    secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
+  });
+  log.redactWith(ownSafety.redact);
   const llm = opts.llm ?? openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
   const memory = new MemoryService({ db: database.db, llm, log });
   const tools = new ToolRegistry();
@@ -99,17 +112,14 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     tools,
     identity: memoryIdentity(memory),
     maxSteps: config.agent.maxSteps,
-    // every secret of the service's own, so none of them reaches the model or an answer
     // and extension credentials as they become known
-    safety: extensions.secrets.guard(
-      createSafety({
-        secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
-      }),
-    ),
+    safety: extensions.secrets.guard(ownSafety),
     ...approvalPolicies(database.db, config, mcp.defaultPolicy),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
+    log,
   });
+  log.redactWith(agent.deps.safety.redact);
   const services: Services = {
     memory,
     config,

@@ -39,12 +39,14 @@ export function createLogger(o: LoggerOptions): Logger {
     if (RANK[level] < min) return;
     let line: string;
     try {
-      line = o.format === "json" ? jsonLine(now(), level, msg, fields) : prettyLine(o.bare ? undefined : { ts: now(), level }, msg, fields);
+      // each value is redacted before it is serialised, so escaping never hides a secret
+      const clean = fields && (scrub(fields, redact) as Fields);
+      line = o.format === "json" ? jsonLine(now(), level, redact(msg), clean) : prettyLine(o.bare ? undefined : { ts: now(), level }, redact(msg), clean);
     } catch (e) {
-      line = `${level} ${msg} (fields could not be written: ${(e as Error).message})`;
+      line = `${level} ${redact(msg)} (fields could not be written: ${(e as Error).message})`;
     }
     try {
-      write(redact(line));
+      write(line);
     } catch {
       // a log line that cannot be written never takes the service down
     }
@@ -65,9 +67,18 @@ export function sinkLogger(sink: (message: string) => void): Logger {
 
 export const isLogger = (v: unknown): v is Logger => typeof v === "function" && typeof (v as Logger).error === "function";
 
+/** Every string in `v` redacted; errors become their message. */
+function scrub(v: unknown, redact: (text: string) => string, depth = 0): unknown {
+  if (typeof v === "string") return redact(v);
+  if (v instanceof Error) return redact(v.message);
+  if (v === null || typeof v !== "object" || depth > 4) return v;
+  if (Array.isArray(v)) return v.map((x) => scrub(x, redact, depth + 1));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x, redact, depth + 1)]));
+}
+
 function jsonLine(ts: Date, level: Level, msg: string, fields: Fields = {}): string {
   const out: Fields = { ts: ts.toISOString(), level, msg };
-  for (const [k, v] of Object.entries(fields)) if (!(k in out)) out[k] = v instanceof Error ? v.message : v;
+  for (const [k, v] of Object.entries(fields)) if (!(k in out)) out[k] = v;
   return JSON.stringify(out);
 }
 
@@ -79,7 +90,6 @@ function prettyLine(head: { ts: Date; level: Level } | undefined, msg: string, f
 
 function prettyValue(v: unknown): string {
   if (typeof v === "string") return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
-  if (v instanceof Error) return JSON.stringify(v.message);
   if (v === null || typeof v !== "object") return String(v);
   return inspect(v, { breakLength: Infinity, depth: 3 });
 }

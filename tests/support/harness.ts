@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { servicePaths, type Env } from "../../src/config/load";
+import { createLogger } from "../../src/log";
 import { startService, type RunningService } from "../../src/server";
 import { startScriptedLLM, type ScriptedLLM } from "./scripted-llm";
 
@@ -15,7 +16,10 @@ export interface TestService {
   home: string;
   llm: ScriptedLLM;
   service: RunningService;
+  /** The message of every log record. */
   logs: string[];
+  /** Every log line as written (LOG_FORMAT=json), redaction included. */
+  logLines: string[];
   /** fetch against the service with the instance token (override headers to change it). */
   api(path: string, init?: RequestInit & { json?: unknown; token?: string | null }): Promise<Response>;
   /** POST /api/v1/responses with a JSON body; returns status and parsed body. */
@@ -26,7 +30,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string } = {},
+  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string; callbackDelaysMs?: number[] } = {},
 ): Promise<TestService> {
   const home = opts.keepHome ?? join(mkdtempSync(join(tmpdir(), "service-test-")), "home");
   const llm = opts.llm ?? (await startScriptedLLM());
@@ -42,7 +46,16 @@ export async function startTestService(
     ...opts.env,
   };
   const logs: string[] = [];
-  const service = await startService({ paths: servicePaths(env), env, log: (m) => logs.push(m), turnTimeoutMs: opts.turnTimeoutMs });
+  const logLines: string[] = [];
+  const log = createLogger({
+    format: "json",
+    level: "debug",
+    write: (line) => {
+      logLines.push(line);
+      logs.push(JSON.parse(line).msg);
+    },
+  });
+  const service = await startService({ paths: servicePaths(env), env, log, turnTimeoutMs: opts.turnTimeoutMs, callbackDelaysMs: opts.callbackDelaysMs });
   const url = service.url;
 
   const api: TestService["api"] = (path, init = {}) => {
@@ -64,6 +77,7 @@ export async function startTestService(
     llm,
     service,
     logs,
+    logLines,
     api,
     async respond(body, token) {
       const res = await api("/api/v1/responses", { method: "POST", json: body, token });
