@@ -7,6 +7,7 @@ import { TURN_TIMEOUT_MS } from "./api/responses/routes";
 import { MAX_BODY_BYTES } from "./api/body";
 import type { Services } from "./api/services";
 import { Authenticator } from "./auth/principal";
+import { UserAdmin } from "./auth/users";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { databaseUrl, ensureHome, loadConfig, type Env, type Paths } from "./config/load";
@@ -120,6 +121,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     log,
   });
   log.redactWith(agent.deps.safety.redact);
+  const auth = new Authenticator(database.db, token.token);
   const services: Services = {
     memory,
     config,
@@ -127,7 +129,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     llm,
     tools,
     agent,
-    auth: new Authenticator(database.db, token.token),
+    auth,
+    users: new UserAdmin({ db: database.db, home: opts.paths.home, forget: (id) => auth.forget(id) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
     startedAt: Date.now(),

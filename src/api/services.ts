@@ -1,8 +1,10 @@
 import type { Agent } from "../agent/turns";
 import type { Authenticator } from "../auth/principal";
+import type { UserAdmin } from "../auth/users";
 import type { RateLimiter } from "../auth/rate-limit";
 import type { Config } from "../config/schema";
 import type { Llm } from "../llm/types";
+import type { Logger } from "../log";
 import type { MemoryService } from "../memory/service";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
@@ -20,6 +22,8 @@ export interface Services {
   tools: ToolRegistry;
   agent: Agent;
   auth: Authenticator;
+  /** Users: listing, roles, suspension, tokens, deletion (the admin API). */
+  users: UserAdmin;
   /** Shared by Responses POST and /api/chat/send. */
   turnLimiter: RateLimiter;
   version: string;
@@ -27,7 +31,7 @@ export interface Services {
   channels: { gateway: boolean; webhook: boolean; tui: boolean };
   /** Non-streaming turn timeout: 120 s under revision A, 30 s under B. */
   turnTimeoutMs: number;
-  log: (message: string) => void;
+  log: Logger;
   /** Turn events of each user, for the web UI and the TUI (GET /api/chat/events). */
   events: ChatEventHub;
   /** The configured MCP servers (their state is part of GET /api/status). */

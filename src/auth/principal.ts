@@ -41,4 +41,9 @@ export class Authenticator {
     this.#cache.set(hash, { principal, until: Date.now() + CACHE_TTL_MS });
     return principal;
   }
+
+  /** Forgets the user's cached tokens: a suspension, a role change or a revocation applies to the next request. */
+  forget(userId: string): void {
+    for (const [hash, entry] of this.#cache) if (entry.principal.userId === userId) this.#cache.delete(hash);
+  }
 }

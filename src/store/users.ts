@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Db } from "./db";
 import { tokens, users } from "./schema";
 
@@ -46,4 +46,64 @@ export async function findUserByTokenHash(db: Db, hash: string): Promise<UserRow
     .where(eq(tokens.hash, hash))
     .limit(1);
   return rows[0]?.user;
+}
+
+export async function listUsers(db: Db): Promise<UserRow[]> {
+  return db.select().from(users).orderBy(asc(users.createdAt), asc(users.id));
+}
+
+export async function getUser(db: Db, id: string): Promise<UserRow | undefined> {
+  return (await db.select().from(users).where(eq(users.id, id)).limit(1))[0];
+}
+
+export async function updateUser(
+  db: Db,
+  id: string,
+  patch: Partial<Pick<UserRow, "role" | "status" | "displayName">>,
+): Promise<UserRow | undefined> {
+  return (
+    await db
+      .update(users)
+      .set({ ...patch, updatedAt: new Date().toISOString() })
+      .where(eq(users.id, id))
+      .returning()
+  )[0];
+}
+
+/** Gives the user a new token and revokes every other one, in one transaction. */
+export async function replaceTokens(db: Db, userId: string, token: { id: string; hash: string }): Promise<void> {
+  const now = new Date().toISOString();
+  await db.batch([
+    db.delete(tokens).where(eq(tokens.userId, userId)),
+    db.insert(tokens).values({ id: token.id, userId, hash: token.hash, createdAt: now }),
+    db.update(users).set({ updatedAt: now }).where(eq(users.id, userId)),
+  ]);
+}
+
+/**
+ * Deletes a user and everything stored for them, in one transaction: threads (with their
+ * responses, items and gates), memory (documents, chunks, their full-text entries through the
+ * triggers, vectors of every dimension count), jobs, tool policies, extension credentials and
+ * OAuth flows under way, tokens. `vectorDims` lists the memory vector tables.
+ */
+export async function deleteUserData(db: Db, userId: string, vectorDims: number[]): Promise<void> {
+  const byUser = (table: string) => ({ sql: `DELETE FROM ${table} WHERE user_id = ?`, args: [userId] });
+  await db.$client.batch(
+    [
+      ...vectorDims.map((d) => byUser(`memory_vectors_${d}`)),
+      byUser("memory_chunks"),
+      byUser("memory_documents"),
+      byUser("memory_owners"),
+      // responses, items and gates go with their thread (foreign keys, ON DELETE CASCADE)
+      byUser("responses"),
+      byUser("threads"),
+      byUser("jobs"),
+      byUser("tool_policies"),
+      byUser("extension_credentials"),
+      byUser("oauth_states"),
+      byUser("tokens"),
+      { sql: "DELETE FROM users WHERE id = ?", args: [userId] },
+    ],
+    "write",
+  );
 }

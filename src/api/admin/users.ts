@@ -1,56 +1,65 @@
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { newUuid } from "../../agent/ids";
-import { hashToken, newToken } from "../../auth/tokens";
-import { Forbidden, InvalidRequest } from "../../errors";
-import { createUserWithToken, type UserRow } from "../../store/users";
+import { InvalidRequest } from "../../errors";
 import { requireAdmin, requireAuth } from "../auth";
 import { readJsonObject } from "../body";
 import type { Services } from "../services";
 
+const RoleSchema = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]);
+
 export const CreateUserRequest = Type.Object({
-  role: Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]),
+  role: RoleSchema,
   email: Type.Optional(Type.String({ maxLength: 320 })),
   display_name: Type.Optional(Type.String({ maxLength: 200 })),
 });
 export type CreateUserRequest = Static<typeof CreateUserRequest>;
 
-export const USER_TOKEN_PREFIX = "svc_";
+export const UpdateUserRequest = Type.Object(
+  {
+    role: Type.Optional(RoleSchema),
+    status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("suspended")])),
+    display_name: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateUserRequest = Static<typeof UpdateUserRequest>;
 
+const USERS = "/api/webchat/v2/admin/users";
+
+/** The admin API of users: owners and admins only; the rules live in auth/users.ts. */
 export function adminRoutes(s: Services) {
-  return new Elysia({ name: "admin" }).use(requireAuth(s)).post(
-    "/api/webchat/v2/admin/users",
-    async ({ request, principal }) => {
-      requireAdmin(principal);
-      const body = await readJsonObject(request);
-      if (!Value.Check(CreateUserRequest, body)) {
-        const e = Value.Errors(CreateUserRequest, body).First()!;
-        const field = e.path.split("/")[1] || "body";
-        if (field === "role") throw new InvalidRequest("`role` is required and must be owner, admin or member.");
-        throw new InvalidRequest(`\`${field}\` is malformed: ${e.message.toLowerCase()}.`);
-      }
-      if (body.role === "owner" && principal.role !== "owner") throw new Forbidden("Only an owner can create another owner.");
-      const apiToken = newToken(USER_TOKEN_PREFIX);
-      const user = await createUserWithToken(
-        s.db,
-        { id: newUuid(), role: body.role, email: body.email, displayName: body.display_name },
-        { id: newUuid(), hash: hashToken(apiToken) },
-      );
-      return { api_token: apiToken, user: userRecord(user) };
-    },
-    { parse: "none" },
-  );
+  return new Elysia({ name: "admin" })
+    .use(requireAuth(s))
+    .onBeforeHandle(({ principal }) => requireAdmin(principal))
+    .get(USERS, async () => ({ users: await s.users.list() }))
+    .post(USERS, async ({ request, principal }) => s.users.create(principal, checked(CreateUserRequest, await readJsonObject(request))), {
+      parse: "none",
+    })
+    .patch(
+      `${USERS}/:user_id`,
+      async ({ request, principal, params }) => s.users.update(principal, params.user_id, checked(UpdateUserRequest, await readJsonObject(request))),
+      { parse: "none" },
+    )
+    .post(`${USERS}/:user_id/token`, ({ principal, params }) => s.users.rotateToken(principal, params.user_id))
+    .delete(`${USERS}/:user_id`, async ({ principal, params }) => {
+      await s.users.delete(principal, params.user_id);
+      return new Response(null, { status: 204 });
+    });
 }
 
-export function userRecord(u: UserRow) {
-  return {
-    user_id: u.id,
-    email: u.email,
-    display_name: u.displayName,
-    status: u.status,
-    role: u.role,
-    created_at: u.createdAt,
-    updated_at: u.updatedAt,
-  };
+/** The body, or a 400 naming the field that is wrong. */
+function checked<T extends TSchema>(schema: T, body: Record<string, unknown>): Static<T> {
+  if (Value.Check(schema, body)) return body as Static<T>;
+  const e = Value.Errors(schema, body).First()!;
+  const field = e.path.split("/")[1];
+  if (!field) {
+    if (!Object.keys(body).length) throw new InvalidRequest("The body names nothing to change: give role, status or display_name.");
+    const extra = Object.keys(body).find((k) => !(k in (schema as unknown as { properties: object }).properties));
+    throw new InvalidRequest(`\`${extra ?? "body"}\` is not a field of this request.`);
+  }
+  if (field === "role") throw new InvalidRequest("`role` must be owner, admin or member.");
+  if (field === "status") throw new InvalidRequest("`status` must be active or suspended.");
+  if (!(field in (schema as unknown as { properties: object }).properties)) throw new InvalidRequest(`\`${field}\` is not a field of this request.`);
+  throw new InvalidRequest(`\`${field}\` is malformed: ${e.message.toLowerCase()}.`);
 }

@@ -1,0 +1,119 @@
+// Managing users: the rules of who may do what to whom, shared by the admin API and
+// `service users` (which runs them against the database when no service is running).
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { newUuid } from "../agent/ids";
+import { Forbidden, InvalidRequest, NotFound } from "../errors";
+import { vectorDims } from "../store/memory";
+import type { Db } from "../store/db";
+import {
+  createUserWithToken,
+  deleteUserData,
+  getUser,
+  listUsers,
+  OWNER_ID,
+  replaceTokens,
+  updateUser,
+  type Role,
+  type UserRow,
+} from "../store/users";
+import { hashToken, newToken } from "./tokens";
+
+export const USER_TOKEN_PREFIX = "svc_";
+
+/** Who acts: an owner or an admin (members never reach these). */
+export interface Actor {
+  role: Role;
+}
+
+export interface UserPatch {
+  role?: Role;
+  status?: "active" | "suspended";
+  display_name?: string;
+}
+
+/** A user as the admin API and `service users` show it. */
+export function userRecord(u: UserRow) {
+  return {
+    user_id: u.id,
+    email: u.email,
+    display_name: u.displayName,
+    status: u.status,
+    role: u.role,
+    created_at: u.createdAt,
+    updated_at: u.updatedAt,
+  };
+}
+export type UserRecord = ReturnType<typeof userRecord>;
+
+export class UserAdmin {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      /** The service home: a deleted user's files folder is `files/<user id>/` in it. */
+      home: string;
+      /** Drops what the service remembers of the user's tokens, so a change applies at once. */
+      forget?: (userId: string) => void;
+    },
+  ) {}
+
+  async list(): Promise<UserRecord[]> {
+    return (await listUsers(this.deps.db)).map(userRecord);
+  }
+
+  async create(actor: Actor, input: { role: Role; email?: string; display_name?: string }): Promise<{ api_token: string; user: UserRecord }> {
+    if (input.role === "owner" && actor.role !== "owner") throw new Forbidden("Only an owner can create another owner.");
+    const apiToken = newToken(USER_TOKEN_PREFIX);
+    const user = await createUserWithToken(
+      this.deps.db,
+      { id: newUuid(), role: input.role, email: input.email, displayName: input.display_name },
+      { id: newUuid(), hash: hashToken(apiToken) },
+    );
+    return { api_token: apiToken, user: userRecord(user) };
+  }
+
+  async update(actor: Actor, id: string, patch: UserPatch): Promise<UserRecord> {
+    const user = await this.#target(actor, id);
+    if (patch.role === "owner" && actor.role !== "owner") throw new Forbidden("Only an owner can make another owner.");
+    if (id === OWNER_ID && patch.status === "suspended") throw new InvalidRequest("The instance owner cannot be suspended.", "instance_owner");
+    if (id === OWNER_ID && patch.role !== undefined && patch.role !== "owner") {
+      throw new InvalidRequest("The instance owner stays an owner.", "instance_owner");
+    }
+    const updated = await updateUser(this.deps.db, user.id, {
+      ...(patch.role !== undefined ? { role: patch.role } : {}),
+      ...(patch.status !== undefined ? { status: patch.status } : {}),
+      ...(patch.display_name !== undefined ? { displayName: patch.display_name } : {}),
+    });
+    this.deps.forget?.(id);
+    return userRecord(updated ?? user);
+  }
+
+  /** A new token for the user; every older one stops working at once. */
+  async rotateToken(actor: Actor, id: string): Promise<{ api_token: string }> {
+    await this.#target(actor, id);
+    if (id === OWNER_ID) {
+      throw new InvalidRequest("The instance owner signs in with the instance token (webui-token in the service home), not a user token.", "instance_owner");
+    }
+    const apiToken = newToken(USER_TOKEN_PREFIX);
+    await replaceTokens(this.deps.db, id, { id: newUuid(), hash: hashToken(apiToken) });
+    this.deps.forget?.(id);
+    return { api_token: apiToken };
+  }
+
+  /** Deletes the user and all their data: conversations, memory, jobs, policies, credentials, tokens, files. */
+  async delete(actor: Actor, id: string): Promise<void> {
+    await this.#target(actor, id);
+    if (id === OWNER_ID) throw new InvalidRequest("The instance owner cannot be deleted.", "instance_owner");
+    await deleteUserData(this.deps.db, id, await vectorDims(this.deps.db));
+    this.deps.forget?.(id);
+    // ids are generated UUIDs; the check keeps a strange id from naming another folder
+    if (/^[A-Za-z0-9_-]+$/.test(id)) rmSync(join(this.deps.home, "files", id), { recursive: true, force: true });
+  }
+
+  async #target(actor: Actor, id: string): Promise<UserRow> {
+    const user = await getUser(this.deps.db, id);
+    if (!user) throw new NotFound(`No user with id ${id}.`);
+    if (user.role === "owner" && actor.role !== "owner") throw new Forbidden("Only an owner can change an owner.");
+    return user;
+  }
+}
