@@ -145,23 +145,30 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   memory.start();
   const steward = startMemorySteward();
   const app = createApp(services);
+  const closeAll = () => (steward.stop(), memory.stop(), database.close());
   const server = config.gateway.enabled
-    ? Bun.serve({
-        hostname: config.gateway.host,
-        port: config.gateway.port,
-        fetch(request, server) {
-          steward.touch();
-          return app.fetch(request);
-        },
-        // a non-streaming turn may run 120 s (revision A) before the first byte
-        idleTimeout: 240,
-        maxRequestBodySize: MAX_BODY_BYTES + 1024,
-      })
+    ? await listening(closeAll, "the gateway", config.gateway, "--port or GATEWAY_PORT", () =>
+        Bun.serve({
+          hostname: config.gateway.host,
+          port: config.gateway.port,
+          fetch(request, server) {
+            steward.touch();
+            return app.fetch(request);
+          },
+          // a non-streaming turn may run 120 s (revision A) before the first byte
+          idleTimeout: 240,
+          maxRequestBodySize: MAX_BODY_BYTES + 1024,
+        }),
+      )
     : undefined;
   const port = server?.port ?? 0;
   const url = `http://${config.gateway.host.includes(":") ? `[${config.gateway.host}]` : config.gateway.host}:${port}`;
   publicUrl = url;
-  const webhook = config.http.enabled ? await startWebhookChannel(config, database.db, agent, log) : undefined;
+  const webhook = config.http.enabled
+    ? await listening(() => (void server?.stop(true), closeAll()), "the webhook channel", config.http, "HTTP_PORT", () =>
+        startWebhookChannel(config, database.db, agent, log),
+      )
+    : undefined;
   mcp.start();
   extensions.start();
   if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
@@ -195,6 +202,19 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       return stopping;
     },
   };
+}
+
+/** Starts a listener; a port in use is one clear ConfigError (after `cleanup`), not a stack trace. */
+async function listening<T>(cleanup: () => void, what: string, at: { host: string; port: number }, change: string, start: () => T | Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (e) {
+    cleanup();
+    if ((e as { code?: string }).code !== "EADDRINUSE") throw e;
+    throw new ConfigError(
+      `${what} cannot listen on ${at.host}:${at.port}: the port is in use. Is the service already running (\`service status\`)? Choose another port with ${change}.`,
+    );
+  }
 }
 
 /** Waits for the promise, but no longer than `ms`; leaves no timer behind. */

@@ -1,8 +1,13 @@
-import { loadConfig, servicePaths } from "../config/load";
-import { startService } from "../server";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { loadConfig, readConfigFile, servicePaths, type Paths } from "../config/load";
+import { unknownKeys, unknownKeyWarning } from "../config/unknown-keys";
+import { createLogger, guardStdio } from "../log";
+import { startService, type RunningService } from "../server";
 import { connectHost } from "../tui/client";
-import { fileLog, logFilePath } from "../tui/log";
+import { logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
+import { removeRunRecord, writeRunRecord } from "./instance";
 import { SERVE_USAGE } from "./usage";
 
 export async function serve(argv: string[]): Promise<number> {
@@ -22,6 +27,8 @@ export async function serve(argv: string[]): Promise<number> {
   const revision = typeof f.revision === "string" ? f.revision.toUpperCase() : undefined;
   if (revision !== undefined && revision !== "A" && revision !== "B") throw new UsageError("--revision must be A or B", SERVE_USAGE);
 
+  // `service serve | head -1`: once the reader goes away, output is dropped and the service runs on
+  guardStdio();
   const env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
   const paths = servicePaths(env);
   const flags = { gateway: { host: f.host as string | undefined, port }, responses: { revision: revision as "A" | "B" | undefined } };
@@ -29,46 +36,113 @@ export async function serve(argv: string[]): Promise<number> {
   const settings = loadConfig(paths, env, flags);
   const tui = settings.cli.enabled && settings.gateway.enabled && !!process.stdin.isTTY && !!process.stdout.isTTY;
   const logFile = logFilePath(paths.home);
-  const log = tui ? fileLog(logFile) : undefined;
+  const format = settings.log.format ?? "pretty";
+  const log = createLogger({ format, level: settings.log.level, write: tui ? appendTo(logFile) : undefined });
+  for (const k of unknownKeys(readConfigFile(paths))) log.warn(unknownKeyWarning(paths.config, k));
   const svc = await startService({ paths, env, flags, log, channels: { tui } });
-  const { config, token } = svc;
-  const lines = [
-    `service ${svc.services.version} listening on ${svc.url}`,
-    `  home: ${paths.home}`,
-    `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
-    ...(svc.webhookUrl ? [`  webhook channel: ${svc.webhookUrl}/webhook`] : []),
-    `  LLM: ${svc.services.llm.configured ? `${config.llm.model} at ${config.llm.baseUrl ?? "the OpenAI API"}` : "not configured (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL or run `service onboard`)"}`,
-    token.source === "generated"
-      ? `  instance token (generated for this run, not saved): ${token.token}`
-      : `  instance token: from ${token.source === "webui-token" ? paths.token : token.source}`,
-  ];
+  writeRunRecord(paths, {
+    pid: process.pid,
+    url: svc.config.gateway.enabled ? svc.url : null,
+    webhook_url: svc.webhookUrl ?? null,
+    version: svc.services.version,
+    started_at: new Date(svc.services.startedAt).toISOString(),
+  });
+  const lines = startupLines(svc, paths);
 
-  if (tui && log) {
-    for (const line of lines) log(line);
+  if (tui) {
+    for (const line of lines) log(line.trim());
     try {
       const { startTui } = await import("../tui/app");
       const running = startTui({
-        url: `http://${connectHost(config.gateway.host)}:${svc.port}`,
-        token: token.token,
+        url: `http://${connectHost(svc.config.gateway.host)}:${svc.port}`,
+        token: svc.token.token,
         log,
         banner: [...lines, `  log: ${logFile}`, "Ctrl+C stops the service."],
       });
       await running.done; // Ctrl+C, SIGINT or SIGTERM
     } catch (e) {
-      await svc.stop();
+      await stop(svc, paths);
       throw e;
     }
   } else {
-    process.stdout.write(lines.join("\n") + "\n");
+    if (format === "json") log.info("listening", startupFields(svc, paths));
+    else writeOut(lines.join("\n") + "\n");
     await new Promise<void>((resolve) => {
       process.once("SIGTERM", () => resolve());
       process.once("SIGINT", () => resolve());
     });
   }
-  process.stdout.write("shutting down: finishing running turns\n");
-  await svc.stop();
-  process.stdout.write("stopped\n");
+  log.info("shutting down: finishing running turns");
+  await stop(svc, paths);
+  log.info("stopped");
   // A TUI whose terminal went away leaves Bun reading a dead pty; leave rather than spin.
   if (tui) process.exit(0);
   return 0;
+}
+
+async function stop(svc: RunningService, paths: Paths): Promise<void> {
+  try {
+    await svc.stop();
+  } finally {
+    removeRunRecord(paths);
+  }
+}
+
+/** Where the web UI is and how to sign in; what `serve` prints when it is up (pretty format). */
+function startupLines(svc: RunningService, paths: Paths): string[] {
+  const { config, token } = svc;
+  const web = webUiUrl(svc);
+  return [
+    `service ${svc.services.version} listening on ${svc.url}`,
+    ...(config.gateway.enabled ? [`  open the web UI at ${web}/`] : ["  the gateway is off (GATEWAY_ENABLED=false): no web UI, no API"]),
+    ...(config.gateway.enabled && token.source === "webui-token" ? [`  sign in with: ${web}/login?token=${token.token}`] : []),
+    `  home: ${paths.home}`,
+    `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
+    ...(svc.webhookUrl ? [`  webhook channel: ${svc.webhookUrl}/webhook`] : []),
+    `  LLM: ${llmLine(svc)}`,
+    token.source === "generated"
+      ? `  instance token (generated for this run, not saved): ${token.token}`
+      : `  instance token: from ${token.source === "webui-token" ? paths.token : token.source}`,
+  ];
+}
+
+/** The same facts as one JSON record: nothing secret (the token stays in its file). */
+function startupFields(svc: RunningService, paths: Paths) {
+  const { config, token } = svc;
+  return {
+    version: svc.services.version,
+    url: svc.url,
+    web_ui: config.gateway.enabled ? `${webUiUrl(svc)}/` : null,
+    home: paths.home,
+    revision: config.responses.revision,
+    webhook_url: svc.webhookUrl ?? null,
+    llm: llmLine(svc),
+    instance_token:
+      token.source === "generated"
+        ? "generated for this run and not shown in JSON logs: run `service onboard` or set SERVICE_REBORN_WEBUI_TOKEN"
+        : `from ${token.source === "webui-token" ? paths.token : token.source}`,
+  };
+}
+
+const webUiUrl = (svc: RunningService) => `http://${connectHost(svc.config.gateway.host)}:${svc.port}`;
+
+function llmLine(svc: RunningService): string {
+  const { config } = svc;
+  return svc.services.llm.configured
+    ? `${config.llm.model} at ${config.llm.baseUrl ?? "the OpenAI API"}`
+    : "not configured (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL or run `service onboard`)";
+}
+
+function writeOut(text: string): void {
+  try {
+    process.stdout.write(text);
+  } catch {
+    // stdout is gone: the service runs on
+  }
+}
+
+/** Log lines appended to a file (mode 0600, its folder 0700): the log while the TUI owns the terminal. */
+function appendTo(path: string): (line: string) => void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return (line) => appendFileSync(path, `${line}\n`, { mode: 0o600 });
 }

@@ -96,6 +96,12 @@ function prettyValue(v: unknown): string {
 
 // stdout may be a pipe that closed (`service serve | head -1`): errors on it are dropped, not thrown.
 let stdoutBroken = false;
+
+/** After this, a closed stdout or stderr (EPIPE) stops the output instead of the process. */
+export function guardStdio(): void {
+  process.stdout.on("error", () => void (stdoutBroken = true));
+  process.stderr.on("error", () => {});
+}
 function stdoutLine(line: string): void {
   if (stdoutBroken) return;
   try {
