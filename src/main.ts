@@ -13,6 +13,9 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   },
   chat: async () => (await import("./cli/chat")).chat,
   extension: async () => (await import("./cli/extension")).extension,
+  users: async () => (await import("./cli/users")).users,
+  status: async () => (await import("./cli/status")).status,
+  doctor: async () => (await import("./cli/doctor")).doctor,
   // internal: one call of an extension's WebAssembly tool, in its own process (extensions/wasm/host.ts)
   "__wasm-sandbox": async () => (await import("./extensions/wasm/sandbox")).sandboxMain,
 };

@@ -1,7 +1,7 @@
 import * as p from "@clack/prompts";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { newToken } from "../auth/tokens";
-import { databaseUrl, ensureHome, loadConfig, readConfigFile, servicePaths, writeConfigFile, type Env } from "../config/load";
+import { databaseUrl, ensureHome, loadConfig, readConfigFile, servicePaths, writeConfigFile, type Env, type Paths } from "../config/load";
 import type { ConfigLayer } from "../config/schema";
 import { ConfigError } from "../errors";
 import { openAiLlm } from "../llm/openai";
@@ -40,8 +40,16 @@ export async function onboard(argv: string[]): Promise<number> {
   }
   const env: Env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
   const paths = servicePaths(env);
+  const flagged: LlmChoice = clean({
+    baseUrl: f["llm-base-url"] as string | undefined,
+    apiKey: f["llm-api-key"] as string | undefined,
+    model: f["llm-model"] as string | undefined,
+  });
   if (existsSync(paths.config) && !f.force) {
-    process.stdout.write(`Already onboarded: ${paths.config} exists. Run \`service onboard --force\` to do it again.\n`);
+    if (Object.keys(flagged).length) return applyFlags(paths, env, flagged, f["skip-check"] === true);
+    process.stdout.write(
+      `Already onboarded: ${paths.config} exists. Change a setting with --llm-base-url, --llm-api-key or --llm-model, or run \`service onboard --force\` to do it all again.\n`,
+    );
     return 0;
   }
   const current = loadConfig(paths, env);
@@ -60,11 +68,7 @@ export async function onboard(argv: string[]): Promise<number> {
   } else {
     llm = given;
     if (llm.baseUrl && !f["skip-check"]) {
-      const check = await checkEndpoint(llm);
-      if (!check.ok) throw new ConfigError(`the LLM endpoint ${llm.baseUrl} did not answer GET /models: ${check.error}`);
-      if (llm.model && check.models.length && !check.models.includes(llm.model)) {
-        process.stdout.write(`note: ${llm.baseUrl} does not list the model ${llm.model}; using it anyway\n`);
-      }
+      await requireEndpoint(llm);
     }
   }
 
@@ -100,6 +104,39 @@ export async function onboard(argv: string[]): Promise<number> {
   } else {
     process.stdout.write(summary.join("\n") + "\n");
   }
+  return 0;
+}
+
+/** Checks the endpoint answers GET /models (a ConfigError when it does not); notes an unlisted model. */
+async function requireEndpoint(llm: LlmChoice): Promise<void> {
+  const check = await checkEndpoint(llm);
+  if (!check.ok) throw new ConfigError(`the LLM endpoint ${llm.baseUrl} did not answer GET /models: ${check.error}`);
+  if (llm.model && check.models.length && !check.models.includes(llm.model)) {
+    process.stdout.write(`note: ${llm.baseUrl} does not list the model ${llm.model}; using it anyway\n`);
+  }
+}
+
+/**
+ * `onboard` with --llm-* flags on a home that is already onboarded: the flags go into
+ * config.json (checked like a first onboarding) and the output says what changed.
+ */
+async function applyFlags(paths: Paths, env: Env, flagged: LlmChoice, skipCheck: boolean): Promise<number> {
+  const file = readConfigFile(paths);
+  const before = (file.llm ?? {}) as LlmChoice;
+  const after = { ...before, ...flagged };
+  const changes = (Object.keys(flagged) as (keyof LlmChoice)[])
+    .filter((k) => before[k] !== after[k])
+    // a key is never printed, only that it changed
+    .map((k) => (k === "apiKey" ? "llm.apiKey: changed" : `llm.${k}: ${before[k] ?? "(unset)"} → ${after[k]}`));
+  if (!changes.length) {
+    process.stdout.write(`Already onboarded, and ${paths.config} already has these settings: nothing changed.\n`);
+    return 0;
+  }
+  if (!skipCheck && after.baseUrl) await requireEndpoint(after);
+  writeConfigFile(paths, { ...file, llm: { ...file.llm, ...flagged } });
+  process.stdout.write(`Updated ${paths.config}:\n${changes.map((c) => `  ${c}`).join("\n")}\nRestart \`service serve\` for it to take effect.\n`);
+  const shadowed = (["LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"] as const).filter((name) => env[name]);
+  if (shadowed.length) process.stdout.write(`note: ${shadowed.join(", ")} set in the environment win over config.json\n`);
   return 0;
 }
 
@@ -139,10 +176,12 @@ async function askLlm(given: LlmChoice): Promise<LlmChoice | undefined> {
   let baseUrl = given.baseUrl ?? (ollama ? OLLAMA_URL : "https://api.openai.com/v1");
   let apiKey = given.apiKey ?? "";
   for (;;) {
+    // the current value is a placeholder: Enter keeps it, typing replaces it (never appends to it)
     const url = await p.text({
-      message: "OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...)",
-      initialValue: baseUrl,
-      validate: (v) => (/^https?:\/\/\S+$/.test(v ?? "") ? undefined : "Enter an http:// or https:// URL"),
+      message: `OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...); Enter keeps ${baseUrl}`,
+      placeholder: baseUrl,
+      defaultValue: baseUrl,
+      validate: (v) => (!v || /^https?:\/\/\S+$/.test(v) ? undefined : "Enter an http:// or https:// URL"),
     });
     if (stop(url)) return undefined;
     baseUrl = url.replace(/\/+$/, "");
@@ -160,7 +199,7 @@ async function askLlm(given: LlmChoice): Promise<LlmChoice | undefined> {
             options: check.models.slice(0, 50).map((m) => ({ value: m, label: m })),
             initialValue: given.model && check.models.includes(given.model) ? given.model : check.models[0],
           })
-        : await p.text({ message: "Model name", initialValue: given.model ?? "", validate: (v) => (v ? undefined : "Enter a model name") });
+        : await modelName(given.model);
       if (stop(model)) return undefined;
       return { baseUrl, apiKey: apiKey || undefined, model: model as string };
     }
@@ -168,9 +207,19 @@ async function askLlm(given: LlmChoice): Promise<LlmChoice | undefined> {
     const again = await p.confirm({ message: "Enter the endpoint again? (No keeps it unchecked)", initialValue: true });
     if (stop(again)) return undefined;
     if (!again) {
-      const model = await p.text({ message: "Model name", initialValue: given.model ?? "", validate: (v) => (v ? undefined : "Enter a model name") });
+      const model = await modelName(given.model);
       if (stop(model)) return undefined;
       return { baseUrl, apiKey: apiKey || undefined, model };
     }
   }
+}
+
+/** The model's name; a known one is the placeholder that Enter keeps. */
+function modelName(current: string | undefined) {
+  return p.text({
+    message: current ? `Model name; Enter keeps ${current}` : "Model name",
+    placeholder: current,
+    defaultValue: current,
+    validate: (v) => (v || current ? undefined : "Enter a model name"),
+  });
 }

@@ -4,13 +4,17 @@ Usage:
   service onboard [options]   set up the service home: LLM endpoint, key, model, instance token
   service serve [options]     run the service (Responses API, web gateway, webhook channel)
   service chat [options]      the terminal UI, attached to a running service
+  service status [options]    is serve running for this home? (exit 0 yes, 1 no)
+  service doctor [options]    checks the home, config, database, LLM, ports, systemd unit
+  service users <command>     list, create, suspend, activate, token, delete users
   service extension <command> install, list, remove, enable, disable extensions; set-key
   service --help              this text; every command also takes --help
   service --version           print the version
 
 Environment: SERVICE_HOME (default ~/.service), LLM_BASE_URL, LLM_API_KEY, LLM_MODEL,
 GATEWAY_HOST, GATEWAY_PORT, GATEWAY_AUTH_TOKEN, RESPONSES_API_REVISION, RESPONSES_RATE_LIMIT,
-DATABASE_URL, DATABASE_AUTH_TOKEN, HTTP_ENABLED, HTTP_HOST, HTTP_PORT, HTTP_WEBHOOK_SECRET.
+DATABASE_URL, DATABASE_AUTH_TOKEN, HTTP_ENABLED, HTTP_HOST, HTTP_PORT, HTTP_WEBHOOK_SECRET,
+HTTP_CALLBACK_ALLOW_HOSTS, LOG_FORMAT, LOG_LEVEL.
 See README.md for the whole list.
 `;
 

@@ -233,13 +233,35 @@ describe("onboard --non-interactive", () => {
     expect(llm.requests.some((q) => q.method === "GET" && q.path === "/v1/models")).toBe(true);
   });
 
-  test("a second run without --force changes nothing", async () => {
+  test("a second run with the same flags changes nothing and says so", async () => {
     const files = ["config.json", "webui-token"].map((f) => join(home, f));
     const before = files.map((f) => ({ data: readFileSync(f, "utf8"), mtime: statSync(f).mtimeMs }));
-    const r = await onboard([], "other-model");
+    const r = await onboard();
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("--force");
+    expect(r.stdout).toContain("nothing changed");
     expect(files.map((f) => ({ data: readFileSync(f, "utf8"), mtime: statSync(f).mtimeMs }))).toEqual(before);
+  });
+
+  test("a second run with other flags applies them to config.json, says what changed, keeps the token", async () => {
+    const token = readFileSync(join(home, "webui-token"), "utf8");
+    const r = await run(["onboard", "--non-interactive", "--llm-model", "other-model", "--llm-api-key", "new-key"], { SERVICE_HOME: home });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("llm.model: m → other-model");
+    expect(r.stdout).toContain("llm.apiKey: changed");
+    expect(r.stdout).not.toContain("new-key");
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8"))).toEqual({ llm: { baseUrl: llm.url, apiKey: "new-key", model: "other-model" } });
+    expect(mode(join(home, "config.json"))).toBe(0o600);
+    expect(readFileSync(join(home, "webui-token"), "utf8")).toBe(token);
+    // a dead endpoint is refused as on the first run, and config.json stays as it was
+    const before = readFileSync(join(home, "config.json"), "utf8");
+    const dead = await run(["onboard", "--non-interactive", "--llm-base-url", `http://127.0.0.1:${closedPort}/v1`], { SERVICE_HOME: home });
+    expect(dead.code).toBe(1);
+    expect(readFileSync(join(home, "config.json"), "utf8")).toBe(before);
+    // without flags: nothing to apply
+    const bare = await run(["onboard", "--non-interactive"], { SERVICE_HOME: home });
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toContain("Already onboarded");
+    expect(readFileSync(join(home, "config.json"), "utf8")).toBe(before);
   });
 
   test("--force redoes it and keeps the token", async () => {
@@ -266,7 +288,9 @@ describe("onboard --non-interactive", () => {
     const s = await startServe({ SERVICE_HOME: home });
     try {
       await s.out.waitFor(/instance token: from .*webui-token/);
-      expect(s.out.text).not.toContain(firstToken);
+      // where the web UI is, and the login link for the token read from the home (issue 13)
+      expect(s.out.text).toContain(`open the web UI at ${s.url}/`);
+      expect(s.out.text).toContain(`sign in with: ${s.url}/login?token=${firstToken}`);
       expect(s.out.text).toContain("m2");
       const status = await fetch(`${s.url}/api/status`, { headers: { authorization: `Bearer ${firstToken}` } });
       expect(status.status).toBe(200);

@@ -49,10 +49,9 @@ test.skipIf(!hasTmux)(
     const cmd = `bun ${join(root, "src/main.ts")} onboard; echo "[exited $?]"; sleep 60`;
     tmux("new-session", "-d", "-s", "onboard", "-x", "120", "-y", "40", "-e", `SERVICE_HOME=${home}`, "--", "sh", "-c", cmd);
 
-    // A wrong endpoint first: the check fails right there and offers to enter it again.
+    // A wrong endpoint first: the check fails right there and offers to enter it again. The
+    // offered endpoint is a placeholder: what is typed replaces it, nothing is appended to it.
     await see("OpenAI-compatible endpoint");
-    keys("C-u");
-    for (let i = 0; i < 40; i++) keys("BSpace");
     keys("-l", "http://127.0.0.1:9/v1");
     keys("Enter");
     await see("API key");
@@ -64,7 +63,6 @@ test.skipIf(!hasTmux)(
 
     // Now the scripted LLM; it answers GET /models, so the model is chosen from its list.
     await see("OpenAI-compatible endpoint", 2);
-    for (let i = 0; i < 40; i++) keys("BSpace");
     keys("-l", llm.url);
     keys("Enter");
     await see("API key", 2);
