@@ -166,7 +166,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   publicUrl = url;
   const webhook = config.http.enabled
     ? await listening(() => (void server?.stop(true), closeAll()), "the webhook channel", config.http, "HTTP_PORT", () =>
-        startWebhookChannel(config, database.db, agent, log),
+        startWebhookChannel(config, database.db, agent, log, { callbackDelaysMs: opts.callbackDelaysMs }),
       )
     : undefined;
   mcp.start();
@@ -190,6 +190,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         await settledWithin(agent.idle(), SHUTDOWN_GRACE_MS);
         await agent.cancelAll("The service is shutting down.");
         await worker;
+        await webhook?.callbacks.stop();
         await mcp.stop();
         await extensions.stop();
         await settledWithin(drained, 2_000);

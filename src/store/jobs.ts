@@ -1,9 +1,10 @@
-import { and, asc, desc, eq, isNotNull } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Db } from "./db";
 import { items, jobs, responses, threads } from "./schema";
 
 export type JobRow = typeof jobs.$inferSelect;
-export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata">;
+export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata"> &
+  Partial<Pick<JobRow, "callbackUrl" | "callbackStatus">>;
 
 /** Stores a new job, queued; returns what was written (no read-back: this is the webhook's hot path). */
 export async function insertJob(db: Db, job: NewJob): Promise<NewJob & Pick<JobRow, "status" | "createdAt">> {
@@ -80,4 +81,25 @@ export function discardTurnStatements(db: Db, responseId: string, newThreadId: s
     db.delete(responses).where(eq(responses.id, responseId)),
     ...(newThreadId ? [db.delete(threads).where(eq(threads.id, newThreadId))] : []),
   ];
+}
+
+/** Where a job's callback stands after an attempt. */
+export async function setCallbackState(
+  db: Db,
+  id: string,
+  state: { status: "pending" | "delivered" | "failed"; attempts: number; nextAt: number | null },
+): Promise<void> {
+  await db
+    .update(jobs)
+    .set({ callbackStatus: state.status, callbackAttempts: state.attempts, callbackNextAt: state.nextAt })
+    .where(eq(jobs.id, id));
+}
+
+/** Ended jobs whose callback is still to be delivered (after a restart, for instance). */
+export async function pendingCallbacks(db: Db): Promise<Pick<JobRow, "id" | "callbackNextAt">[]> {
+  return db
+    .select({ id: jobs.id, callbackNextAt: jobs.callbackNextAt })
+    .from(jobs)
+    .where(and(eq(jobs.callbackStatus, "pending"), inArray(jobs.status, ["completed", "failed"])))
+    .orderBy(asc(jobs.seq));
 }

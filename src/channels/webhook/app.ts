@@ -8,6 +8,7 @@ import { sameSecret } from "../../auth/tokens";
 import type { Db } from "../../store/db";
 import { getJob, insertJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
+import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
 import { jobRecord } from "./record";
 import type { JobWorker } from "./worker";
 
@@ -21,6 +22,8 @@ export const WebhookRequest = Type.Object({
   message: Type.String({ minLength: 1 }),
   conversation_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  /** Where the job record is POSTed when the job ends (see callbacks.ts). */
+  callback_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
 });
 export type WebhookRequest = Static<typeof WebhookRequest>;
 
@@ -40,6 +43,8 @@ export interface WebhookDeps {
   secret: string;
   limiter: RateLimiter;
   log: (m: string) => void;
+  /** Destinations a callback_url may name (HTTP_CALLBACK_ALLOW_HOSTS). */
+  callbackHosts: CallbackAllowList;
 }
 
 /** The webhook channel's own app: POST /webhook queues a job, GET /jobs/{id} reports it. */
@@ -73,6 +78,8 @@ export function webhookApp(d: WebhookDeps) {
           throw new WebhookError(400, "Content-Type must be application/json");
         }
         const body = parseBody(raw);
+        const refused = body.callback_url === undefined ? undefined : callbackUrlProblem(body.callback_url, d.callbackHosts);
+        if (refused) throw new WebhookError(400, refused);
         const conversationId = body.conversation_id ?? newUuid();
         const job = await insertJob(d.db, {
           id: newUuid(),
@@ -82,6 +89,7 @@ export function webhookApp(d: WebhookDeps) {
           conversationId,
           message: body.message,
           metadata: body.metadata ? JSON.stringify(body.metadata) : null,
+          ...(body.callback_url ? { callbackUrl: body.callback_url, callbackStatus: "pending" as const } : {}),
         });
         d.worker.kick();
         return Response.json({ job_id: job.id, status: job.status, conversation_id: conversationId }, { status: 202 });

@@ -13,5 +13,6 @@ export function jobRecord(j: JobRow) {
     created_at: j.createdAt,
     ...(j.startedAt ? { started_at: j.startedAt } : {}),
     ...(j.completedAt ? { completed_at: j.completedAt } : {}),
+    ...(j.callbackStatus ? { callback: { status: j.callbackStatus, attempts: j.callbackAttempts } } : {}),
   };
 }

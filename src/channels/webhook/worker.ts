@@ -14,7 +14,7 @@ export class JobWorker {
   #again = false;
   #stopping = false;
 
-  constructor(private readonly deps: { db: Db; agent: Agent; log: (m: string) => void }) {}
+  constructor(private readonly deps: { db: Db; agent: Agent; log: (m: string) => void; ended?: (jobId: string) => void }) {}
 
   async start(): Promise<void> {
     const again = await requeueInterrupted(this.deps.db);
@@ -83,6 +83,8 @@ export class JobWorker {
       const error = JSON.stringify({ code: "rejected", message: (e as Error).message });
       await finishJobStatement(db, job.id, { status: "failed", threadId: threadId ?? null, responseId: null, response: null, error });
     }
+    // its log line and callback (a job sent back to the queue by a shutdown has not ended)
+    this.deps.ended?.(job.id);
   }
 
   /** The job's end, written in the turn's transaction. */

@@ -1,0 +1,194 @@
+// Webhook callbacks: when a job that named a `callback_url` ends, its record is POSTed there,
+// signed with the webhook secret, and retried with backoff until a 2xx answer or the last
+// attempt. The state lives in the job's row, so deliveries survive a restart.
+import { BlockList, isIP } from "node:net";
+import { createHmac } from "node:crypto";
+import { ConfigError } from "../../errors";
+import type { Logger } from "../../log";
+import type { Db } from "../../store/db";
+import { getJob, pendingCallbacks, setCallbackState, type JobRow } from "../../store/jobs";
+import { jobRecord } from "./record";
+
+/** Pauses between attempts: 6 attempts over 8 minutes. */
+export const CALLBACK_DELAYS_MS = [5_000, 15_000, 45_000, 120_000, 300_000];
+const ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** The destinations HTTP_CALLBACK_ALLOW_HOSTS allows: host names (`*.` for subdomains), IPs, CIDRs. */
+export class CallbackAllowList {
+  readonly #names = new Set<string>();
+  readonly #suffixes: string[] = [];
+  readonly #addresses = new BlockList();
+  readonly empty: boolean;
+
+  constructor(entries: string[]) {
+    let count = 0;
+    for (const raw of entries) {
+      const entry = raw.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+      if (!entry) continue;
+      count++;
+      const [address, bits, extra] = entry.split("/");
+      const family = isIP(address!);
+      if (bits !== undefined) {
+        const prefix = Number(bits);
+        if (!family || extra !== undefined || !/^\d+$/.test(bits) || prefix > (family === 6 ? 128 : 32)) {
+          throw new ConfigError(`HTTP_CALLBACK_ALLOW_HOSTS: '${raw}' is not a CIDR like 10.0.0.0/8`);
+        }
+        this.#addresses.addSubnet(address!, prefix, family === 6 ? "ipv6" : "ipv4");
+      } else if (family) this.#addresses.addAddress(entry, family === 6 ? "ipv6" : "ipv4");
+      else if (entry.startsWith("*.")) this.#suffixes.push(entry.slice(1));
+      else this.#names.add(entry.replace(/\.$/, ""));
+    }
+    this.empty = count === 0;
+  }
+
+  /** A host name matches a name entry; an IP address matches an IP or CIDR entry (names are not resolved). */
+  allows(url: URL): boolean {
+    const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+    const family = isIP(host);
+    if (family) return this.#addresses.check(host, family === 6 ? "ipv6" : "ipv4");
+    return this.#names.has(host) || this.#suffixes.some((s) => host.endsWith(s));
+  }
+}
+
+/** Why a callback_url is refused, or undefined when it is fine. */
+export function callbackUrlProblem(value: string, allow: CallbackAllowList): string | undefined {
+  if (allow.empty) {
+    return "callback_url is not accepted: HTTP_CALLBACK_ALLOW_HOSTS lists no destination (set it to the host names, IPs or CIDRs callbacks may go to)";
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "callback_url must be an http:// or https:// URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "callback_url must be an http:// or https:// URL";
+  if (!allow.allows(url)) return `callback_url: the host ${url.hostname} is not in HTTP_CALLBACK_ALLOW_HOSTS`;
+  return undefined;
+}
+
+/** The signature header's value: `sha256=` and the hex HMAC-SHA256 of the body with the webhook secret. */
+export const signature = (body: string, secret: string) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+
+export interface CallbackDeps {
+  db: Db;
+  secret: string;
+  allow: CallbackAllowList;
+  log: Logger;
+  delaysMs?: number[];
+  userAgent: string;
+}
+
+export class CallbackSender {
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #busy = new Map<string, Promise<void>>();
+  readonly #abort = new AbortController();
+  readonly #delays: number[];
+
+  constructor(private readonly d: CallbackDeps) {
+    this.#delays = d.delaysMs ?? CALLBACK_DELAYS_MS;
+  }
+
+  /** Picks up the deliveries a stopped process left pending, each at its due time. */
+  async start(): Promise<void> {
+    for (const job of await pendingCallbacks(this.d.db)) this.#schedule(job.id, (job.callbackNextAt ?? 0) - Date.now());
+  }
+
+  /** A job ended: its log line, then its callback if it has one. */
+  async jobEnded(id: string): Promise<void> {
+    const job = await getJob(this.d.db, id);
+    if (!job || (job.status !== "completed" && job.status !== "failed")) return;
+    logJob(this.d.log, job);
+    if (job.callbackStatus === "pending") this.#schedule(id, 0);
+  }
+
+  /** Stops sending; what is still pending is picked up by the next start. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    await Promise.allSettled([...this.#busy.values()]);
+  }
+
+  #schedule(id: string, inMs: number): void {
+    if (this.#abort.signal.aborted) return;
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(timer);
+        if (this.#busy.has(id)) return;
+        const run = this.#attempt(id)
+          .catch((e) => this.d.log.error("callback", { job_id: id, error: (e as Error).message }))
+          .finally(() => this.#busy.delete(id));
+        this.#busy.set(id, run);
+      },
+      Math.max(0, inMs),
+    );
+    this.#timers.add(timer);
+  }
+
+  async #attempt(id: string): Promise<void> {
+    const job = await getJob(this.d.db, id);
+    if (!job?.callbackUrl || job.callbackStatus !== "pending") return;
+    const attempts = job.callbackAttempts + 1;
+    const last = attempts > this.#delays.length;
+    // the record as it stands, this attempt counted
+    const body = JSON.stringify(jobRecord({ ...job, callbackAttempts: attempts }));
+    const fields = { job_id: id, attempt: attempts };
+    const url = new URL(job.callbackUrl);
+    let problem: string;
+    if (!this.d.allow.allows(url)) {
+      // HTTP_CALLBACK_ALLOW_HOSTS changed since the job was accepted: never sent
+      await setCallbackState(this.d.db, id, { status: "failed", attempts: job.callbackAttempts, nextAt: null });
+      this.d.log.error("callback refused", { ...fields, error: `the host ${url.hostname} is no longer in HTTP_CALLBACK_ALLOW_HOSTS` });
+      return;
+    }
+    try {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": this.d.userAgent,
+          "x-webhook-signature": signature(body, this.d.secret),
+          "x-webhook-job-id": id,
+        },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+      });
+      await res.body?.cancel().catch(() => {});
+      if (res.status >= 200 && res.status < 300) {
+        await setCallbackState(this.d.db, id, { status: "delivered", attempts, nextAt: null });
+        this.d.log.info("callback delivered", { ...fields, status: res.status });
+        return;
+      }
+      problem = `HTTP ${res.status}`;
+    } catch (e) {
+      // stopping: this attempt does not count, the next start makes it again
+      if (this.#abort.signal.aborted) return;
+      problem = (e as Error).message;
+    }
+    if (last) {
+      await setCallbackState(this.d.db, id, { status: "failed", attempts, nextAt: null });
+      this.d.log.error("callback failed", { ...fields, error: `${problem}; giving up after ${attempts} attempts` });
+      return;
+    }
+    const delay = this.#delays[attempts - 1]!;
+    await setCallbackState(this.d.db, id, { status: "pending", attempts, nextAt: Date.now() + delay });
+    this.d.log.warn("callback attempt failed", { ...fields, error: problem, retry_in_ms: delay });
+    this.#schedule(id, delay);
+  }
+}
+
+/** The one line per job: ids, status, duration and, when it failed, the error code. */
+function logJob(log: Logger, j: JobRow): void {
+  const error = j.error ? (JSON.parse(j.error) as { code?: string }) : undefined;
+  log[j.status === "failed" ? "warn" : "info"]("job", {
+    job_id: j.id,
+    source: j.source,
+    status: j.status,
+    thread_id: j.threadId,
+    response_id: j.responseId,
+    attempts: j.attempts,
+    duration_ms: j.startedAt && j.completedAt ? Date.parse(j.completedAt) - Date.parse(j.startedAt) : null,
+    ...(error?.code ? { error_code: error.code } : {}),
+  });
+}
