@@ -8,6 +8,7 @@ import { readJsonObject } from "../api/body";
 import type { Services } from "../api/services";
 import { InvalidRequest, NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
+import { iso } from "./chat";
 
 
 export const DecisionBody = Type.Object({
@@ -27,7 +28,7 @@ export function approvalRoutes(s: Services) {
         call_id: g.callId,
         tool: g.tool,
         arguments: g.arguments,
-        created_at: g.createdAt,
+        created_at: iso(g.createdAt),
       })),
     }))
     .post(

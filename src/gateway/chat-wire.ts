@@ -26,8 +26,11 @@ export type ChatEvent =
 export interface ThreadSummary {
   id: string;
   title: string | null;
-  created_at: number;
-  updated_at: number;
+  /** The channel that started the thread: responses (the API), chat (web UI, TUI) or webhook; null for older threads. */
+  channel: string | null;
+  /** ISO 8601, UTC. */
+  created_at: string;
+  updated_at: string;
   /** The gate the thread waits on, if any. */
   waiting: "external_tool" | "approval" | "oauth" | "pairing" | null;
 }

@@ -9,6 +9,7 @@ import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
 import type { Services } from "../api/services";
 import { InvalidRequest, NotFound } from "../errors";
+import { unwrapToolOutput } from "../safety/injection";
 import { getGate, getThread, listThreads, loadItems } from "../store/conversations";
 import type { History, HistoryItem, ThreadSummary } from "./chat-wire";
 import type { ChatEventHub } from "./events";
@@ -67,8 +68,9 @@ export function chatRoutes(s: Services) {
       threads: (await listThreads(s.db, principal.userId)).map((t) => ({
         id: t.id,
         title: t.title,
-        created_at: t.createdAt,
-        updated_at: t.updatedAt,
+        channel: t.channel,
+        created_at: iso(t.createdAt),
+        updated_at: iso(t.updatedAt),
         waiting: t.waiting,
       })),
     }))
@@ -105,11 +107,15 @@ function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: u
   return body as { message: string; content: string; thread_id?: string };
 }
 
+/** The chat endpoints give times as ISO 8601 in UTC, as memory and jobs do (stored in Unix seconds). */
+export const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+
 const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v));
 
 /** The conversation as the chat UIs show it: messages, and tool calls with their results. */
 function historyItems(items: ConversationItem[]): HistoryItem[] {
-  const outputs = new Map(items.flatMap((i) => (i.type === "function_call_output" ? [[i.call_id, i.output] as const] : [])));
+  // people see the tool's output, not the <tool_output> wrapper the model gets it in
+  const outputs = new Map(items.flatMap((i) => (i.type === "function_call_output" ? [[i.call_id, unwrapToolOutput(i.output)] as const] : [])));
   return items.flatMap((i): HistoryItem[] => {
     if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content }];
     if (i.type === "function_call") {

@@ -1,5 +1,6 @@
 import type { AgentEvent } from "../agent/loop";
 import type { Turn, TurnResult } from "../agent/turns";
+import { unwrapToolOutput } from "../safety/injection";
 import type { ChatEvent } from "./chat-wire";
 
 export type { ChatEvent };
@@ -63,7 +64,7 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
     case "tool.started":
       return { type: "tool.started", ...ids, call_id: ev.item.call_id, name: ev.item.name, arguments: ev.item.arguments };
     case "tool.completed":
-      return { type: "tool.completed", ...ids, call_id: ev.item.call_id, output: ev.item.output, is_error: ev.isError };
+      return { type: "tool.completed", ...ids, call_id: ev.item.call_id, output: unwrapToolOutput(ev.item.output), is_error: ev.isError };
     case "approval.required":
       return { type: "approval.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, arguments: ev.call.arguments };
     case "auth.required":

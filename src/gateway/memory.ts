@@ -10,7 +10,7 @@ import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, type MemoryEntry } from "../mem
 export const WriteBody = Type.Object({ path: Type.String(), content: Type.String() });
 export type WriteBody = Static<typeof WriteBody>;
 
-/** The workspace memory endpoints: search, tree, read and write of the caller's own documents. */
+/** The workspace memory endpoints: search, tree, read, write and delete of the caller's own documents. */
 export function memoryRoutes(s: Services) {
   return new Elysia({ name: "memory" })
     .use(requireAuth(s))
@@ -20,6 +20,12 @@ export function memoryRoutes(s: Services) {
       if (q === null || !q.trim()) throw new InvalidRequest("`q` is required: the text to search for.", "invalid_query");
       const limit = parseLimit(single(params, "limit"));
       return { results: await s.memory.search(principal.userId, q, limit) };
+    })
+    .delete("/api/memory", async ({ request, principal }) => {
+      const path = single(new URL(request.url).searchParams, "path");
+      if (path === null) throw new InvalidRequest("`path` is required: the document to delete.", "invalid_path");
+      if (!(await s.memory.delete(principal.userId, path))) throw new NotFound(`No memory document at ${path}.`);
+      return new Response(null, { status: 204 });
     })
     .get("/api/memory/tree", async ({ principal }) => ({ documents: (await s.memory.tree(principal.userId)).map(entry) }))
     .get("/api/memory/read", async ({ request, principal }) => {

@@ -307,6 +307,15 @@ export function wrapToolOutput(toolName: string, output: string): string {
   return `${injectionWarning(name, flags)}\n${wrapped}`;
 }
 
+/**
+ * What a person is shown of a tool's output: the text inside the wrapper the model sees, with
+ * the wrapper's escapes undone and without the warning addressed to the model.
+ */
+export function unwrapToolOutput(text: string): string {
+  const m = /^(?:\[safety warning: [^\n]*\]\n)?<tool_output tool="[^"]*" trust="untrusted">\n([\s\S]*)\n<\/tool_output>$/.exec(text);
+  return m ? m[1]!.replace(/&lt;([ \t]{0,3}\/?[ \t]{0,3})(tool_output)/gi, "<$1$2") : text;
+}
+
 function injectionWarning(toolName: string, flags: InjectionFlag[]): string {
   const kinds = flags.map((f) => f.kind.replace(/_/g, " ")).join(", ");
   const removed = flags.some((f) => f.severity === "neutralise") ? " Parts imitating chat markup were removed or escaped." : "";

@@ -19,11 +19,18 @@ const CONNECTION: Record<ConnectionState, string> = {
   unauthorized: "{red-fg}✗ token refused{/red-fg}",
 };
 
-/** The thread list: the open one marked ●, the ones waiting on a gate marked ?. */
+/** Threads started elsewhere than a chat UI are labelled with their channel. */
+export const CHANNEL_LABELS: Record<string, string> = { webhook: "webhook", responses: "api" };
+
+/** The thread list: the open one marked ●, the ones waiting on a gate marked ?, other channels labelled. */
 export function threadLines(threads: ThreadSummary[], current: string | undefined): string[] {
-  return [NEW_THREAD, ...threads.map((t) => `${t.id === current ? "● " : "  "}${t.waiting ? "? " : ""}${t.title || "(untitled)"}`)].map(
-    escapeTags,
-  );
+  return [
+    NEW_THREAD,
+    ...threads.map((t) => {
+      const label = t.channel ? CHANNEL_LABELS[t.channel] : undefined;
+      return `${t.id === current ? "● " : "  "}${t.waiting ? "? " : ""}${label ? `[${label}] ` : ""}${t.title || "(untitled)"}`;
+    }),
+  ].map(escapeTags);
 }
 
 /** The bottom line: model │ thread │ connection │ what the turn is doing │ key hints. */

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "../support/browser";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 
 setDefaultTimeout(60_000);
@@ -79,11 +80,8 @@ describe("the binary's web UI", () => {
     expect(js.headers.get("cache-control")).toContain("immutable");
   });
 
-  test("signs in and chats in Chromium", async () => {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+  test.skipIf(!hasChromium)("signs in and chats in Chromium", async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     page.setDefaultTimeout(15_000);
     await page.goto(`${url}/login?token=${TOKEN}`);

@@ -7,13 +7,13 @@
 // event, never a fixed sleep.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "../support/browser";
 import type { TestService } from "../support/harness";
 import { startAuthorizationServer, writeGithubExtension, type AuthorizationServer } from "./oauth-server";
 import { allLlmText, startWithExtensions, tempDir, toolMessages } from "./support";
 
 setDefaultTimeout(30_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TOOL = "ext__github__fetch_me";
 const QUESTION = "Who am I on GitHub?";
 const ANSWER = "You are alice on GitHub.";
@@ -38,14 +38,12 @@ function watch(p: Page): Page {
 }
 
 beforeAll(async () => {
+  if (!hasChromium) return;
   tmp = tempDir();
   as = startAuthorizationServer();
   const source = writeGithubExtension(tmp.dir, as);
   t = await startWithExtensions([source]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
   context.on("request", (r) => {
     if (r.resourceType() === "document") navigations.push(r.url());
@@ -60,7 +58,7 @@ afterAll(async () => {
   tmp?.cleanup();
 });
 
-describe("connecting an OAuth extension from the web UI, in Chromium", () => {
+describe.skipIf(!hasChromium)("connecting an OAuth extension from the web UI, in Chromium", () => {
   let threadId: string;
 
   test("a chat message whose tool needs the extension shows the Connect card; the tool does not run", async () => {

@@ -74,13 +74,35 @@ describe("local chat endpoints", () => {
     const completed = stream.seen.find((e) => e.type === "tool.completed");
     expect(started).toMatchObject({ name: "lookup_tool", arguments: '{"q":"tomatoes"}' });
     expect(completed.call_id).toBe(started.call_id);
-    expect(completed.output).toContain("found tomatoes");
+    // people get the tool's output itself, not the <tool_output> wrapper the model sees
+    expect(completed.output).toBe("found tomatoes");
     expect(completed.is_error).toBe(false);
     await stream.close();
     const history = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json() as any);
     const call = history.items.find((i: any) => i.type === "tool_call");
     expect(call).toMatchObject({ name: "lookup_tool", external: false });
-    expect(call.output).toContain("found tomatoes");
+    expect(call.output).toBe("found tomatoes");
+    // while the model got it wrapped as untrusted data
+    const toModel = t.llm.lastChat().messages.find((m: any) => m.role === "tool");
+    expect(toModel.content).toContain('<tool_output tool="lookup_tool" trust="untrusted">');
+  });
+
+  test("threads carry their channel and ISO 8601 times", async () => {
+    t.llm.enqueue({ text: "chat" }, { text: "api" });
+    const before = Date.now() - 1000;
+    const chat = await post(t, "/api/chat", { message: "from the chat" });
+    const api = await t.respond({ model: "m", input: "from the API" });
+    const threads = ((await (await t.api("/api/chat/threads")).json()) as any).threads;
+    const byId = (id: string) => threads.find((x: any) => x.id === id);
+    expect(byId(chat.body.thread_id).channel).toBe("chat");
+    expect(byId(api.body.id.slice(37).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-")).channel).toBe("responses");
+    for (const th of threads) {
+      for (const time of [th.created_at, th.updated_at]) {
+        expect(new Date(time).toISOString()).toBe(time);
+        expect(Date.parse(time)).toBeGreaterThan(before - 86_400_000);
+      }
+    }
+    expect(Date.parse(byId(chat.body.thread_id).created_at)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
   });
 
   test("a tool that needs approval pauses the turn: event, thread list and history say so", async () => {

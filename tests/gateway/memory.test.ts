@@ -192,3 +192,43 @@ describe("auth and isolation", () => {
     expect(mine[0].snippet).toContain("cacti");
   });
 });
+
+describe("DELETE /api/memory?path=", () => {
+  const del = (path: string | null, token?: string) =>
+    t.api(path === null ? "/api/memory" : `/api/memory?path=${q(path)}`, { method: "DELETE", token });
+
+  test("204; the document is gone from read, tree and search; a second delete is the 404 envelope", async () => {
+    expect((await write({ path: "notes/drop-me.md", content: "A note about zeppelins." })).status).toBe(200);
+    expect((await get(`/api/memory?q=zeppelins`)).body.results.map((r: any) => r.path)).toEqual(["notes/drop-me.md"]);
+    const res = await del("notes/drop-me.md");
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe("");
+    expect((await get(`/api/memory/read?path=${q("notes/drop-me.md")}`)).status).toBe(404);
+    expect((await get("/api/memory/tree")).body.documents.map((d: any) => d.path)).not.toContain("notes/drop-me.md");
+    expect((await get(`/api/memory?q=zeppelins`)).body.results).toEqual([]);
+    const again = await del("notes/drop-me.md");
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as any).error.type).toBe("not_found_error");
+  });
+
+  test("a missing, repeated or bad path is a 400 and deletes nothing", async () => {
+    const before = await snapshot();
+    const bad = BAD_PATHS.flatMap(([, p]) => (typeof p === "string" && p.isWellFormed() ? [p] : []));
+    for (const res of [await del(null), await t.api("/api/memory?path=a.md&path=b.md", { method: "DELETE" }), ...(await Promise.all(bad.map((p) => del(p))))]) {
+      expect(res.status).toBe(400);
+      const body = (await res.json()) as any;
+      expect(body.error.type).toBe("invalid_request_error");
+      expect(body.error.code).toBe("invalid_path");
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  test("only the caller's own document: another user's path is a 404 and stays; no token is the plain-text 401", async () => {
+    expect((await write({ path: "notes/shared-name.md", content: "owner's" })).status).toBe(200);
+    expect((await del("notes/shared-name.md", member.token)).status).toBe(404);
+    expect((await get(`/api/memory/read?path=${q("notes/shared-name.md")}`)).body.content).toBe("owner's");
+    const anon = await del("notes/shared-name.md", null as unknown as string);
+    expect(anon.status).toBe(401);
+    expect(await anon.text()).toBe("Invalid or missing auth token");
+  });
+});

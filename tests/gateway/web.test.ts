@@ -9,11 +9,11 @@ import { join, resolve } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { defineTool } from "../../src/tools/tool";
+import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "../support/browser";
 import { startTestService, type TestService } from "../support/harness";
 
 setDefaultTimeout(30_000);
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = process.env.UPDATE_SCREENSHOTS ? resolve(import.meta.dir, "../../docs/screenshots") : mkdtempSync(join(tmpdir(), "web-shots-"));
 
 let t: TestService;
@@ -54,6 +54,7 @@ const lastAssistant = (p: Page) => p.locator(".msg.assistant").last();
 const idle = (p: Page) => p.locator("button.send:visible").waitFor();
 
 beforeAll(async () => {
+  if (!hasChromium) return;
   t = await startTestService({ env: { TOOLS_ASK: "fetch_weather" } });
   t.service.services.tools.register(
     defineTool({
@@ -66,10 +67,7 @@ beforeAll(async () => {
       },
     }),
   );
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   ({ context, page } = await newPage(DESKTOP));
 });
 
@@ -79,7 +77,7 @@ afterAll(async () => {
   if (!process.env.UPDATE_SCREENSHOTS) rmSync(SHOTS, { recursive: true, force: true });
 });
 
-describe("web UI in Chromium", () => {
+describe.skipIf(!hasChromium)("web UI in Chromium", () => {
   test("signs in with /login?token=..., then the token is gone from the address and the page", async () => {
     await page.goto(`${t.url}/login?token=${t.token}`);
     await page.locator(".topbar").waitFor();
@@ -140,6 +138,14 @@ describe("web UI in Chromium", () => {
     expect(await tool.getAttribute("open")).toBeNull();
     await tool.locator("summary").click();
     await tool.locator("pre", { hasText: "21 °C, sunny" }).waitFor();
+    // people see the tool's output, not the <tool_output ... trust="untrusted"> wrapper the model gets
+    const result = "Lisbon: 21 °C, sunny, light wind from the north-west";
+    expect(await tool.locator("pre").last().innerText()).toBe(result);
+    await page.reload();
+    const stored = page.locator(".tool").last();
+    await stored.locator("summary").click();
+    await stored.locator("pre", { hasText: "21 °C, sunny" }).waitFor();
+    expect(await stored.locator("pre").last().innerText()).toBe(result);
   });
 
   test("model output with HTML is shown as text, never run", async () => {
@@ -211,6 +217,52 @@ describe("web UI in Chromium", () => {
     await lastAssistant(page).getByText("Aye, all hands on deck!").waitFor();
     expect(t.llm.lastChat().messages[0].content).toContain(edit);
     await idle(page);
+  });
+
+  test("memory: search shows the matched words in bold, and markup in a document as text", async () => {
+    const doc = "Plant the tomatoes in May. <img src=x onerror=\"window.__pwned=5\"> **Water** them daily.";
+    expect((await t.api("/api/memory/write", { method: "POST", json: { path: "notes/garden.md", content: doc } })).status).toBe(200);
+    await page.getByRole("link", { name: "Memory" }).click();
+    await page.getByRole("searchbox", { name: "Search memory" }).fill("tomatoes");
+    const hit = page.locator(".doc", { hasText: "notes/garden.md" });
+    await hit.locator(".snippet strong", { hasText: "tomatoes" }).waitFor();
+    const snippet = await hit.locator(".snippet").innerText();
+    expect(snippet).not.toContain("**tomatoes**");
+    expect(snippet).toContain("<img src=x");
+    expect(await page.locator(".doc-list img").count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    await page.getByRole("searchbox", { name: "Search memory" }).fill("");
+  });
+
+  test("memory: delete a document, after a confirmation", async () => {
+    expect((await t.api("/api/memory/write", { method: "POST", json: { path: "notes/old-plans.md", content: "Obsolete." } })).status).toBe(200);
+    await page.goto(`${t.url}/memory?path=${encodeURIComponent("notes/old-plans.md")}`);
+    await page.locator(".doc-text:enabled").waitFor();
+    expect(await page.getByRole("textbox", { name: "Document text" }).inputValue()).toBe("Obsolete.");
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    const confirm = page.getByRole("alertdialog", { name: "Confirm deletion" });
+    await confirm.getByText("Delete notes/old-plans.md? This cannot be undone.").waitFor();
+    // Cancel keeps it
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    await confirm.waitFor({ state: "hidden" });
+    expect((await t.api(`/api/memory/read?path=${encodeURIComponent("notes/old-plans.md")}`)).status).toBe(200);
+    // Delete for good removes it
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await confirm.getByRole("button", { name: "Delete for good" }).click();
+    await page.waitForURL(`${t.url}/memory`);
+    await page.getByText("notes/old-plans.md was deleted.").waitFor();
+    await page.locator(".doc", { hasText: "garden.md" }).waitFor();
+    expect(await page.locator(".doc", { hasText: "old-plans.md" }).count()).toBe(0);
+    expect((await t.api(`/api/memory/read?path=${encodeURIComponent("notes/old-plans.md")}`)).status).toBe(404);
+  });
+
+  test("conversations from other channels are labelled in the list", async () => {
+    t.llm.enqueue({ text: "Done." });
+    expect((await t.respond({ model: "m", input: "A request from a script" })).body.status).toBe("completed");
+    await page.goto(`${t.url}/`);
+    const row = page.locator(".thread", { hasText: "A request from a script" });
+    await row.locator(".badge.channel", { hasText: "API" }).waitFor();
+    expect(await page.locator(".thread", { hasText: "What can you do with my notes?" }).locator(".badge.channel").count()).toBe(0);
   });
 
   test("works at phone width: conversations in a drawer", async () => {

@@ -105,7 +105,8 @@ describe("TOOLS_ASK: a tool that needs approval", () => {
       call_id: expect.stringMatching(/^call_[0-9a-f]+$/),
       tool: "test_delete",
       arguments: '{"path":"/tmp/x"}',
-      created_at: r.body.created_at,
+      // the chat endpoints give ISO 8601 times (the Responses object keeps Unix seconds)
+      created_at: new Date(r.body.created_at * 1000).toISOString(),
     });
     // newest first
     expect(list[0].thread_id).toBe(threadId);

@@ -1,12 +1,21 @@
 import { expect, test } from "bun:test";
 import { NEW_THREAD, statusLine, threadLines } from "../../src/tui/status";
 
-test("the thread list marks the open thread and the ones waiting on a gate", () => {
+test("the thread list marks the open thread, the ones waiting on a gate and those of other channels", () => {
+  const at = "2026-11-24T10:00:00.000Z";
   const threads = [
-    { id: "a", title: "Garden {plans}", created_at: 1, updated_at: 2, waiting: null },
-    { id: "b", title: null, created_at: 1, updated_at: 1, waiting: "approval" as const },
+    { id: "a", title: "Garden {plans}", channel: "chat", created_at: at, updated_at: at, waiting: null },
+    { id: "b", title: null, channel: null, created_at: at, updated_at: at, waiting: "approval" as const },
+    { id: "c", title: "Doorbell rang", channel: "webhook", created_at: at, updated_at: at, waiting: null },
+    { id: "d", title: "From a script", channel: "responses", created_at: at, updated_at: at, waiting: null },
   ];
-  expect(threadLines(threads, "a")).toEqual([NEW_THREAD, "● Garden {open}plans{close}", "  ? (untitled)"]);
+  expect(threadLines(threads, "a")).toEqual([
+    NEW_THREAD,
+    "● Garden {open}plans{close}",
+    "  ? (untitled)",
+    "  [webhook] Doorbell rang",
+    "  [api] From a script",
+  ]);
 });
 
 test("the status line shows model, thread, connection, activity and the focus's keys", () => {

@@ -70,4 +70,5 @@ export const api = {
   memorySearch: (query: string, limit = 20) => call<{ results: MemoryHit[] }>(`/api/memory?q=${q(query)}&limit=${limit}`),
   memoryRead: (path: string) => call<MemoryFile>(`/api/memory/read?path=${q(path)}`),
   memoryWrite: (path: string, content: string) => call<unknown>("/api/memory/write", { method: "POST", json: { path, content } }),
+  memoryDelete: (path: string) => call<unknown>(`/api/memory?path=${q(path)}`, { method: "DELETE" }),
 };

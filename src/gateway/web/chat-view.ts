@@ -264,6 +264,7 @@ export class ChatView {
             { class: "thread-meta" },
             t.waiting === "approval" ? h("span", { class: "badge", text: "needs approval" }) : null,
             t.waiting === "oauth" ? h("span", { class: "badge", text: "needs connection" }) : null,
+            t.channel && CHANNELS[t.channel] ? h("span", { class: "badge channel", text: CHANNELS[t.channel]!, title: `Started through the ${CHANNELS[t.channel]}` }) : null,
             h("span", { text: ago(t.updated_at) }),
           ),
         ),
@@ -274,6 +275,9 @@ export class ChatView {
     fill(this.#list, ...rows);
   }
 }
+
+/** Conversations that did not start in a chat UI say where they came from. */
+const CHANNELS: Record<string, string> = { webhook: "webhook", responses: "API" };
 
 function signature(item: ViewItem): string {
   switch (item.kind) {

@@ -32,6 +32,16 @@ export class MemoryView {
   #rendered = h("div", { class: "md doc-preview", hidden: true });
   #save = h("button", { type: "button", class: "primary", text: "Save", disabled: true });
   #toggle = h("button", { type: "button", class: "ghost", text: "Preview", "aria-pressed": "false" });
+  #delete = h("button", { type: "button", class: "ghost delete", text: "Delete" });
+  #confirmText = h("span");
+  #confirm = h(
+    "div",
+    { class: "doc-confirm", role: "alertdialog", "aria-label": "Confirm deletion", hidden: true },
+    this.#confirmText,
+    h("button", { type: "button", class: "danger", text: "Delete for good", onclick: () => void this.delete() }),
+    h("button", { type: "button", class: "ghost", text: "Cancel", onclick: () => this.#askDelete(false) }),
+  );
+  #notice = h("p", { class: "notice info", role: "status", hidden: true });
   #status = h("span", { class: "doc-status small", role: "status" });
   #editor: HTMLElement;
   #placeholder = h(
@@ -39,6 +49,7 @@ export class MemoryView {
     { class: "empty" },
     h("h2", { text: "Memory" }),
     h("p", { text: "Pick a document to read or edit. AGENTS.md, SOUL.md, USER.md and IDENTITY.md go into every answer the agent gives." }),
+    this.#notice,
   );
 
   constructor() {
@@ -52,6 +63,7 @@ export class MemoryView {
     });
     this.#save.addEventListener("click", () => void this.save());
     this.#toggle.addEventListener("click", () => this.#setPreview(!this.#preview));
+    this.#delete.addEventListener("click", () => this.#askDelete(true));
     addEventListener("beforeunload", (e) => {
       if (this.dirty) e.preventDefault();
     });
@@ -60,7 +72,8 @@ export class MemoryView {
     this.#editor = h(
       "section",
       { class: "doc-editor", hidden: true },
-      h("div", { class: "doc-head" }, back, h("div", { class: "doc-heading" }, this.#title, this.#meta), h("div", { class: "doc-tools" }, this.#toggle, this.#save)),
+      h("div", { class: "doc-head" }, back, h("div", { class: "doc-heading" }, this.#title, this.#meta), h("div", { class: "doc-tools" }, this.#toggle, this.#delete, this.#save)),
+      this.#confirm,
       this.#text,
       this.#rendered,
       h("div", { class: "doc-foot" }, this.#status, h("span", { class: "muted small hint", text: "Ctrl+S saves" })),
@@ -98,6 +111,8 @@ export class MemoryView {
     if (path !== this.#path && !this.confirmLeave()) return;
     if (push) history.pushState(null, "", path ? `/memory?path=${encodeURIComponent(path)}` : "/memory");
     this.#path = path;
+    this.#askDelete(false);
+    if (path !== null) this.#notice.hidden = true;
     this.el.classList.toggle("doc-open", path !== null);
     this.#placeholder.hidden = path !== null;
     this.#editor.hidden = path === null;
@@ -130,6 +145,7 @@ export class MemoryView {
       this.#isNew = true;
       this.#meta.textContent = "new document";
     }
+    this.#delete.hidden = this.#isNew;
     this.#text.disabled = false;
     this.#setPreview(this.#preview);
     this.#renderStatus();
@@ -147,6 +163,7 @@ export class MemoryView {
       if (this.#path !== path) return;
       this.#saved = content;
       this.#isNew = false;
+      this.#delete.hidden = false;
       this.#meta.textContent = "updated just now";
       this.#renderStatus("Saved");
       void this.refresh();
@@ -154,6 +171,36 @@ export class MemoryView {
       this.#setError(`Not saved: ${(e as Error).message}`);
       this.#save.disabled = false;
     }
+  }
+
+  /** Deletes the open document (after the user confirmed it) and goes back to the list. */
+  async delete(): Promise<void> {
+    const path = this.#path;
+    if (!path) return;
+    this.#askDelete(false);
+    this.#status.textContent = "Deleting…";
+    try {
+      await api.memoryDelete(path);
+    } catch (e) {
+      // already gone is what was asked for
+      if (!(e instanceof ApiError && e.status === 404)) {
+        this.#setError(`Not deleted: ${(e as Error).message}`);
+        return;
+      }
+    }
+    if (this.#path !== path) return;
+    // nothing left to lose: leave without asking about unsaved changes
+    this.#saved = this.#text.value;
+    this.#isNew = false;
+    await this.open(null, true);
+    this.#notice.textContent = `${path} was deleted.`;
+    this.#notice.hidden = false;
+    await this.refresh();
+  }
+
+  #askDelete(show: boolean): void {
+    this.#confirm.hidden = !show;
+    if (show && this.#path) this.#confirmText.textContent = `Delete ${this.#path}? This cannot be undone.`;
   }
 
   #setError(message: string): void {
@@ -227,7 +274,7 @@ export class MemoryView {
       const rows = this.#hits.map((hit) =>
         hit.score < 0 && !hit.path
           ? h("p", { class: "notice error", text: hit.snippet })
-          : this.#link(hit.path, h("span", { class: "doc-path", text: hit.path }), h("span", { class: "snippet", text: hit.snippet })),
+          : this.#link(hit.path, h("span", { class: "doc-path", text: hit.path }), h("span", { class: "snippet" }, ...snippetNodes(hit.snippet))),
       );
       fill(this.#list, h("h2", { class: "section", text: "Search results" }), ...(rows.length ? rows : [h("p", { class: "muted small", text: "Nothing found." })]));
       return;
@@ -257,6 +304,11 @@ export class MemoryView {
       ...(others.length ? others : [h("p", { class: "muted small", text: "No other documents yet." })]),
     );
   }
+}
+
+/** A search snippet with its `**matched words**` in bold: text nodes and <strong>, never HTML. */
+export function snippetNodes(snippet: string): (string | HTMLElement)[] {
+  return snippet.split(/\*\*(.+?)\*\*/g).map((part, i) => (i % 2 ? h("strong", { text: part }) : part));
 }
 
 function formatSize(bytes: number): string {
