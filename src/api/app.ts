@@ -15,7 +15,9 @@ import { statusRoutes } from "./status";
 
 /** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
 export function createApp(s: Services) {
-  return new Elysia()
+  // Elysia finds the path after the 11th character of request.url by default, which assumes a
+  // host of some length: with `Host: x`, GET /xx/health would be routed as /health.
+  return new Elysia({ handler: { standardHostname: false } })
     .onRequest(({ request }) => {
       if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
         return envelope(413, "Request body is larger than 14 MiB", "invalid_request_error", "payload_too_large");
