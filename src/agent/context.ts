@@ -23,7 +23,7 @@ const PLAIN_VALUE = /^[^\s"<>\p{Cc}\p{Zl}\p{Zp}](?:[^<>\p{Cc}\p{Zl}\p{Zp}]*[^\s<
 const PLAIN_KEY = /^[\p{L}\p{N}_.\-]+$/u;
 
 /** JSON that cannot close or open a tag: `<` and `>` as \u escapes. */
-const json = (v: unknown) => (JSON.stringify(v) ?? "null").replace(/[<>\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const json = (v: unknown) => (JSON.stringify(v) ?? "null").replace(/[<>\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 const safeKey = (k: string) => (PLAIN_KEY.test(k) ? k : json(k));
 const safeValue = (v: unknown) => (typeof v === "string" && PLAIN_VALUE.test(v) ? v : json(v));
