@@ -1,6 +1,6 @@
 import type { ApprovalPolicy } from "../config/schema";
 import { TurnError } from "../errors";
-import type { ChatMessage, Llm } from "../llm/types";
+import type { ChatMessage, Llm, LlmOptions } from "../llm/types";
 import type { Safety } from "../safety/safety";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool, ToolContext } from "../tools/tool";
@@ -36,6 +36,8 @@ export interface LoopInput {
   ctx: ToolContext;
   /** When the turn times out (ms since the epoch), if it does: no LLM retry waits past it. */
   deadline?: number;
+  /** The caller's sampling and output format, sent with every model step. */
+  llmOptions?: LlmOptions;
   /** Items this turn produces are appended here as they finish, so a failure keeps them. */
   produced: ConversationItem[];
   safety: Safety;
@@ -111,7 +113,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     let message: MessageItem | undefined;
     const redactor = safety.streamRedactor();
     try {
-      for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal, deadline: input.deadline })) {
+      for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal, deadline: input.deadline, options: input.llmOptions })) {
         if (ev.type === "text") {
           if (!message) {
             message = { type: "message", id: itemId(), role: "assistant", content: "" };
@@ -165,6 +167,9 @@ function redactMessages(messages: ChatMessage[], safety: Safety): ChatMessage[] 
         ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: safety.redact(c.function.arguments) } })) } : {}),
       };
     }
-    return { ...m, content: safety.redact(m.content) };
+    if (m.role === "user" && typeof m.content !== "string") {
+      return { ...m, content: m.content.map((p) => (p.type === "text" ? { ...p, text: safety.redact(p.text) } : p)) };
+    }
+    return { ...m, content: safety.redact(m.content as string) };
   });
 }

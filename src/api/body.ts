@@ -13,7 +13,7 @@ export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): P
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array>;
+    let next: Awaited<ReturnType<typeof reader.read>>;
     try {
       next = await reader.read();
     } catch {
