@@ -7,7 +7,7 @@ import { commitTurn, findResponse, getGate, getThread, loadItems, type Gate } fr
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../tools/tool";
-import { itemId, newUuid, responseId } from "./ids";
+import { itemId, newUuid, responseId, threadOfResponse } from "./ids";
 import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "./items";
 import { agentLoop, type AgentEvent, type LoopOutcome } from "./loop";
 import { systemPrompt, type IdentitySource } from "./prompt";
@@ -155,6 +155,23 @@ export class Agent {
       release();
       throw e;
     }
+  }
+
+  /** Runs `fn` holding the thread's lock, as a turn would: no turn of the thread runs meanwhile. */
+  async withThread<T>(threadId: string, fn: () => Promise<T>): Promise<T> {
+    const release = await this.#locks.acquire(threadId);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  /** Cancels the thread's running turns (it is being deleted) and waits until they have ended. */
+  async cancelThread(threadId: string, userId: string): Promise<void> {
+    const running = [...this.#inflight.entries()].filter(([id, t]) => t.userId === userId && threadOfResponse(id) === threadId);
+    for (const [, t] of running) t.controller.abort(new TurnError("cancelled", "The conversation was deleted."));
+    await Promise.allSettled(running.map(([, t]) => t.finished));
   }
 
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */

@@ -4,6 +4,8 @@ import { adminRoutes } from "./admin/users";
 import { envelope, errorResponse } from "./envelope";
 import { MAX_BODY_BYTES } from "./body";
 import { proxyRoutes } from "./proxy";
+import { conversationRoutes } from "./conversations";
+import { modelRoutes } from "./models";
 import { jobsRoutes } from "../gateway/jobs";
 import { chatRoutes } from "../gateway/chat";
 import { approvalRoutes } from "../gateway/approvals";
@@ -18,6 +20,13 @@ import { statusRoutes } from "./status";
 /** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
 export function createApp(s: Services) {
   const responses = responsesApi(s);
+  // every OpenAI-style route answers under /api/v1 and under the legacy /v1 alike
+  const openAiCompatible = (prefix: string) =>
+    new Elysia({ name: "openai-compatible", seed: prefix })
+      .use(responses(prefix))
+      .use(conversationRoutes(s, prefix))
+      .use(modelRoutes(s, prefix))
+      .use(proxyRoutes(s, prefix));
   // Elysia finds the path after the 11th character of request.url by default, which assumes a
   // host of some length: with `Host: x`, GET /xx/health would be routed as /health. And it
   // "normalizes" bodies by default: drops fields a schema does not list, even where it allows
@@ -39,10 +48,9 @@ export function createApp(s: Services) {
       return errorResponse(error, s.log);
     })
     .use(statusRoutes(s))
-    .use(responses("/api/v1"))
-    .use(responses("/v1"))
+    .use(openAiCompatible("/api/v1"))
+    .use(openAiCompatible("/v1"))
     .use(adminRoutes(s))
-    .use(proxyRoutes(s))
     .use(jobsRoutes(s))
     .use(chatRoutes(s))
     .use(approvalRoutes(s))

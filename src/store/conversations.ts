@@ -65,15 +65,15 @@ export async function deleteResponse(db: Db, id: string): Promise<void> {
   await db.update(responses).set({ deletedAt: Math.floor(Date.now() / 1000) }).where(eq(responses.id, id));
 }
 
-/** An item of one of this user's stored responses, by id (an `item_reference`). */
-export async function findItem(db: Db, itemId: string, userId: string): Promise<ConversationItem | undefined> {
+/** An item of one of this user's stored responses, by id (an `item_reference`), or of one thread. */
+export async function findItem(db: Db, itemId: string, userId: string, threadId?: string): Promise<ConversationItem | undefined> {
   const row = (
     await db
       .select({ data: items.data })
       .from(items)
       .innerJoin(threads, eq(items.threadId, threads.id))
       .leftJoin(responses, eq(items.responseId, responses.id))
-      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt)))
+      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), threadId ? eq(items.threadId, threadId) : undefined))
       .limit(1)
   )[0];
   return row ? (JSON.parse(row.data) as ConversationItem) : undefined;

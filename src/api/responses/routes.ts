@@ -2,8 +2,7 @@ import { Elysia, t } from "elysia";
 import type { TurnResult } from "../../agent/turns";
 import { InvalidRequest, NotFound } from "../../errors";
 import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } from "../../store/conversations";
-import { requireAuth, takeTurnBudget } from "../auth";
-import { readJson } from "../body";
+import { authedJson, requireAuth, takeTurnBudget } from "../auth";
 import type { Services } from "../services";
 import { buildResponse, itemList, itemResource, type ResponseObject } from "./objects";
 import { parseResponsesRequest, responsesRequest, type RequestEcho } from "./request";
@@ -86,7 +85,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
         if (req.echo.background) return run.current;
         return await run.done;
       },
-      { parse: ({ request }) => readJson(request), body: responsesRequest(revision) },
+      { parse: authedJson(s), body: responsesRequest(revision) },
     )
     .get(
       "/responses/:id",
