@@ -23,11 +23,12 @@ const conversation = (thread: ThreadRow) => ({ id: conversationId(thread.id), ob
  * Deletes a user's thread and all it holds, whichever API names it (a conversation, or a chat
  * thread of the web UI): its running turns are cancelled first, then it goes under its lock.
  */
-export async function deleteUserThread(s: Services, userId: string, threadId: string): Promise<void> {
+export async function deleteUserThread(s: Services, userId: string, threadId: string): Promise<boolean> {
   const thread = await getThread(s.db, threadId);
-  if (!thread || thread.userId !== userId) throw new NotFound(`No conversation found with id ${conversationId(threadId)}.`);
+  if (!thread || thread.userId !== userId) return false;
   await s.agent.cancelThread(threadId, userId);
   await s.agent.withThread(threadId, () => deleteThread(s.db, threadId));
+  return true;
 }
 
 /**
@@ -81,8 +82,7 @@ export function conversationRoutes(s: Services, prefix: string) {
       { ...json, body: UpdateConversation },
     )
     .delete("/conversations/:id", async ({ params, principal }) => {
-      const thread = await threadOf(params.id, principal);
-      await deleteUserThread(s, principal.userId, thread.id);
+      await deleteUserThread(s, principal.userId, (await threadOf(params.id, principal)).id);
       return { id: params.id, object: "conversation.deleted", deleted: true };
     })
     .get(
