@@ -126,9 +126,13 @@ export function sseResponse(source: EventSource, after = -1): Response {
         clearInterval(keepalive);
         unsubscribe();
       };
+      let wrote = false;
       unsubscribe = source.subscribe(
         after,
-        (e) => write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`),
+        (e) => {
+          wrote = true;
+          write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        },
         () => {
           const wasOpen = open;
           stop();
@@ -136,6 +140,8 @@ export function sseResponse(source: EventSource, after = -1): Response {
         },
       );
       if (!open) unsubscribe();
+      // nothing to send yet (a reader far ahead of a live response): a comment gets the headers out
+      else if (!wrote) write(": waiting\n\n");
     },
     cancel() {
       stop();
