@@ -20,7 +20,7 @@ export function userContextBlock(context: Record<string, unknown>): string {
 }
 
 const PLAIN_VALUE = /^[^\s"<>\p{Cc}\p{Zl}\p{Zp}](?:[^<>\p{Cc}\p{Zl}\p{Zp}]*[^\s<>\p{Cc}\p{Zl}\p{Zp}])?$/u;
-const PLAIN_KEY = /^[\p{L}\p{N}_.\-]+$/u;
+const PLAIN_KEY = /^[\p{L}\p{N}_.-]+$/u;
 
 /** JSON that cannot close or open a tag: `<` and `>` as \u escapes. */
 const json = (v: unknown) => (JSON.stringify(v) ?? "null").replace(/[<>\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);

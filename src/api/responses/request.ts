@@ -291,7 +291,7 @@ export async function inputItems(input: string | InputItemBody[], lookup: ItemLo
       const { id: _, ...rest } = found;
       items.push(rest as InputItem);
     } else if (item.type === "reasoning") {
-      continue; // a model's reasoning is the client's record of it; the LLM here never sees it
+      // a model's reasoning is the client's record of it; the LLM here never sees it
     } else if (item.type === "function_call") {
       items.push({ type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, external: true });
     } else if (item.type === "function_call_output") {

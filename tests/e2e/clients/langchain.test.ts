@@ -2,7 +2,7 @@
 // binary. It has no conversation option of its own (modelKwargs carries one) and no
 // background mode (README).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { type AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { z } from "zod";
 import { startBinary, weatherSchema, type RunningBinary } from "./binary";
