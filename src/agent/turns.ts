@@ -405,7 +405,7 @@ function notFoundTurn(base: { id: string; threadId: string; createdAt: number; m
       return {
         ...base,
         status: "failed",
-        error: { code: "not_found", message: "previous_response_id does not name a response of yours." },
+        error: { code: "not_found", message: "The previous_response_id or conversation does not name one of yours." },
         items: [],
         output: [],
         tools: [],
