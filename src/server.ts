@@ -4,7 +4,6 @@ import { memoryIdentity } from "./memory/identity";
 import { MemoryService } from "./memory/service";
 import { createApp } from "./api/app";
 import { TURN_TIMEOUT_MS } from "./api/responses/routes";
-import { MAX_BODY_BYTES } from "./api/body";
 import type { Services } from "./api/services";
 import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
@@ -29,8 +28,8 @@ import { startWebhookChannel } from "./channels/webhook/listener";
 import { VERSION } from "./version";
 import { createLogger, isLogger, sinkLogger, type Logger } from "./log";
 
-/** How long running turns may go on after SIGTERM before they are cancelled. */
-const SHUTDOWN_GRACE_MS = 5_000;
+/** A shorter webhook secret can be guessed; `serve` refuses it. */
+const MIN_WEBHOOK_SECRET = 16;
 
 export type TokenSource = "SERVICE_REBORN_WEBUI_TOKEN" | "GATEWAY_AUTH_TOKEN" | "webui-token" | "generated";
 
@@ -82,6 +81,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   if (config.http.enabled && !config.http.webhookSecret) {
     throw new ConfigError("HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set: the webhook channel needs a shared secret.");
   }
+  if (config.http.enabled && config.http.webhookSecret!.length < MIN_WEBHOOK_SECRET) {
+    throw new ConfigError(
+      `HTTP_WEBHOOK_SECRET is ${config.http.webhookSecret!.length} characters long: the webhook channel needs a secret of at least ${MIN_WEBHOOK_SECRET} characters (for example: openssl rand -hex 32).`,
+    );
+  }
   const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
   await ensureOwner(database.db);
 
@@ -118,6 +122,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     ...approvalPolicies(database.db, config, mcp.defaultPolicy),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
+    toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
     log,
   });
   log.redactWith(agent.deps.safety.redact);
@@ -136,6 +141,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     startedAt: Date.now(),
     channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
     turnTimeoutMs: opts.turnTimeoutMs ?? TURN_TIMEOUT_MS[config.responses.revision],
+    backgroundTurnTimeoutMs: config.agent.turnTimeoutS * 1000,
     log,
     events: new ChatEventHub(),
     mcp,
@@ -157,7 +163,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
           },
           // a non-streaming turn may run 120 s (revision A) before the first byte
           idleTimeout: 240,
-          maxRequestBodySize: MAX_BODY_BYTES + 1024,
+          // the app checks the 14 MiB limit itself, so that a larger body gets the JSON envelope
+          maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         }),
       )
     : undefined;
@@ -187,8 +194,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         const drained = Promise.all([server?.stop(false), webhook?.server.stop(false)]);
         const worker = webhook?.worker.stop();
         // let running turns finish for a moment, then cancel what is left; all of it is stored
-        await settledWithin(agent.idle(), SHUTDOWN_GRACE_MS);
-        await agent.cancelAll("The service is shutting down.");
+        await settledWithin(agent.idle(), config.agent.shutdownGraceMs);
+        await agent.cancelAll("The service stopped before this turn finished; send it again once the service is back.");
         await worker;
         await webhook?.callbacks.stop();
         await mcp.stop();

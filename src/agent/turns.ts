@@ -1,15 +1,15 @@
 import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../errors";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ApprovalPolicy } from "../config/schema";
-import type { Llm } from "../llm/types";
+import type { Llm, LlmOptions } from "../llm/types";
 import { logTurn, type Logger } from "../log";
 import type { Safety } from "../safety/safety";
-import { commitTurn, getGate, getThread, loadItems, type Gate } from "../store/conversations";
+import { commitTurn, findResponse, getGate, getThread, loadItems, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../tools/tool";
-import { itemId, newUuid, responseId } from "./ids";
-import type { ConversationItem } from "./items";
+import { itemId, newUuid, responseId, threadOfResponse } from "./ids";
+import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "./items";
 import { agentLoop, type AgentEvent, type LoopOutcome } from "./loop";
 import { systemPrompt, type IdentitySource } from "./prompt";
 import { ThreadLocks } from "./thread-locks";
@@ -29,10 +29,18 @@ export interface AgentDeps {
   gateUrl: (threadId: string) => string;
   /** Whether a tool may run for this user, or which extension must be connected first (OAuth). */
   authorization?: (toolName: string, userId: string, threadId: string) => Promise<{ extension: string; url: string } | undefined>;
+  /** Resolves once tools still being set up (MCP servers starting) are in place, or waited for long enough. */
+  toolsReady?: (signal: AbortSignal) => Promise<void>;
   log?: Logger;
 }
 
 export type ApprovalDecision = "approve" | "deny" | "always";
+
+/** An item a caller sends: a message (`type` may be left out), or a call and output it replays. */
+export type InputItem =
+  | { type?: "message"; role: "user" | "assistant"; content: string; images?: ImageRef[] }
+  | Omit<FunctionCallItem, "id">
+  | Omit<FunctionCallOutputItem, "id">;
 
 export interface TurnRequest {
   userId: string;
@@ -40,8 +48,16 @@ export interface TurnRequest {
   channel: "responses" | "chat" | "webhook";
   /** Continue this thread; undefined starts a new one. */
   threadId?: string;
-  messages: { role: "user" | "assistant"; content: string }[];
-  toolOutputs: { call_id: string; output: string }[];
+  /** This turn's input, in order: the history a stateless caller replays, then its new messages. */
+  messages: InputItem[];
+  /** Outputs answering the call the thread waits on (a resume of its external-tool gate). */
+  toolOutputs: { call_id: string; output: string; images?: ImageRef[] }[];
+  /** The response the caller continues: it must be theirs and still stored, or the turn fails with not_found. */
+  previousResponseId?: string;
+  /** false: the turn runs but nothing of it is stored (Responses `store: false`). */
+  store?: boolean;
+  /** Sampling and output format sent to the LLM with every step. */
+  llmOptions?: LlmOptions;
   /** Caller tools for the thread; undefined keeps the catalog the thread already has. */
   externalTools?: ExternalTool[];
   /** What the response reports as its model. */
@@ -70,16 +86,18 @@ export interface TurnResult {
   model: string;
   status: "completed" | "failed";
   error: { code: TurnErrorCode; message: string } | null;
-  /** The items this turn produced (inputs included). */
+  /** The items of this turn: its input, then what it produced. */
   items: ConversationItem[];
+  /** What the turn produced: `items` without the input. */
+  output: ConversationItem[];
   usage: { inputTokens: number; outputTokens: number };
   /** The caller tools the thread offered during this turn. */
   tools: ExternalTool[];
 }
 
 /** What the assistant said in a turn: its messages' text, in order. */
-export function answerText(r: Pick<TurnResult, "items">): string {
-  return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
+export function answerText(r: Pick<TurnResult, "output">): string {
+  return r.output.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
 }
 
 interface Inflight {
@@ -94,6 +112,8 @@ export interface Turn {
   id: string;
   threadId: string;
   createdAt: number;
+  /** The turn's input items, as they are stored. */
+  input: ConversationItem[];
   /** Runs the turn; yields the loop's events and returns the committed result. */
   run(): AsyncGenerator<AgentEvent, TurnResult>;
 }
@@ -125,7 +145,8 @@ export class Agent {
     const release = await this.#locks.acquire(threadId);
     try {
       const thread = await getThread(this.deps.db, threadId);
-      if (!thread || thread.userId !== req.userId) {
+      const previousGone = req.previousResponseId !== undefined && !(await findResponse(this.deps.db, req.previousResponseId, req.userId));
+      if (!thread || thread.userId !== req.userId || previousGone) {
         release();
         return notFoundTurn(base);
       }
@@ -140,6 +161,23 @@ export class Agent {
     }
   }
 
+  /** Runs `fn` holding the thread's lock, as a turn would: no turn of the thread runs meanwhile. */
+  async withThread<T>(threadId: string, fn: () => Promise<T>): Promise<T> {
+    const release = await this.#locks.acquire(threadId);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  /** Cancels the thread's running turns (it is being deleted) and waits until they have ended. */
+  async cancelThread(threadId: string, userId: string): Promise<void> {
+    const running = [...this.#inflight.entries()].filter(([id, t]) => t.userId === userId && threadOfResponse(id) === threadId);
+    for (const [, t] of running) t.controller.abort(new TurnError("cancelled", "The conversation was deleted."));
+    await Promise.allSettled(running.map(([, t]) => t.finished));
+  }
+
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */
   cancel(responseId: string, userId: string): Promise<TurnResult> | undefined {
     const turn = this.#inflight.get(responseId);
@@ -148,10 +186,10 @@ export class Agent {
     return turn.finished;
   }
 
-  /** Cancels every running turn and waits until each has stored its result (shutdown). */
+  /** Cuts every running turn short and waits until each has stored its result (shutdown). */
   async cancelAll(reason: string): Promise<void> {
     const running = [...this.#inflight.values()];
-    for (const t of running) t.controller.abort(new TurnError("cancelled", reason));
+    for (const t of running) t.controller.abort(new TurnError("shutdown", reason));
     await Promise.allSettled(running.map((t) => t.finished));
   }
 
@@ -168,11 +206,16 @@ export class Agent {
   ): Turn {
     const { deps } = this;
     const inflight = this.#inflight;
+    const input: ConversationItem[] = [
+      ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
+      ...req.messages.map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() })),
+    ];
     return {
       ...base,
+      input,
       async *run() {
-        const startedAt = performance.now();
         const controller = new AbortController();
+        const startedAt = Date.now();
         let settle!: (r: TurnResult) => void;
         let fail!: (e: unknown) => void;
         const finished = new Promise<TurnResult>((res, rej) => ((settle = res), (fail = rej)));
@@ -184,15 +227,14 @@ export class Agent {
               req.timeoutMs,
             )
           : undefined;
-        const produced: ConversationItem[] = [
-          ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
-          ...req.messages.map((m) => ({ type: "message" as const, id: itemId(), ...m })),
-        ];
+        const produced = [...input];
+        const inputCount = input.length;
         const usage = { inputTokens: 0, outputTokens: 0 };
         const external = req.externalTools ?? state.tools ?? [];
         let error: TurnResult["error"] = null;
         let gate: Gate | null = null;
         try {
+          await deps.toolsReady?.(controller.signal);
           const loop = agentLoop({
             llm: deps.llm,
             tools: deps.tools,
@@ -202,6 +244,8 @@ export class Agent {
             pending: state.gate?.pending ?? [],
             maxSteps: deps.maxSteps,
             ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
+            llmOptions: req.llmOptions,
+            deadline: req.timeoutMs ? startedAt + req.timeoutMs : undefined,
             produced,
             safety: deps.safety,
             policy: await deps.policies(req.userId),
@@ -234,9 +278,10 @@ export class Agent {
         } finally {
           clearTimeout(timer);
         }
-        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, usage, tools: external };
+        const output = produced.slice(inputCount);
+        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, output, usage, tools: external };
         try {
-          await commitTurn(deps.db, {
+          if (req.store !== false) await commitTurn(deps.db, {
             thread: { id: base.threadId, userId: req.userId, isNew: state.isNew, tools: external.length ? external : null, title: titleOf(req), channel: req.channel },
             response: {
               id: base.id,
@@ -249,7 +294,7 @@ export class Agent {
               meta: req.meta ? JSON.stringify(req.meta) : null,
               createdAt: base.createdAt,
             },
-            items: produced.map((item, i) => ({ seq: state.history.length + i, item })),
+            items: produced.map((item, i) => ({ seq: state.history.length + i, item, input: i < inputCount })),
             gate,
             also: req.commitAlso?.(result),
           });
@@ -346,9 +391,9 @@ function gateElsewhere(gate: Gate, url: string): string {
 
 /** A thread's title: its first words, without the instruction and context blocks before them. */
 function titleOf(req: TurnRequest): string | undefined {
-  const text = req.messages
-    .findLast((m) => m.role === "user")
-    ?.content.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "")
+  const last = req.messages.findLast((m) => "role" in m && m.role === "user");
+  const text = (last && "role" in last ? last.content : undefined)
+    ?.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "")
     .replace(/\s+/g, " ")
     .trim();
   return text ? text.slice(0, 80) : undefined;
@@ -358,14 +403,16 @@ function titleOf(req: TurnRequest): string | undefined {
 function notFoundTurn(base: { id: string; threadId: string; createdAt: number; model: string }): Turn {
   return {
     ...base,
+    input: [],
     notFound: true,
     // eslint-disable-next-line require-yield
     async *run() {
       return {
         ...base,
         status: "failed",
-        error: { code: "not_found", message: "previous_response_id does not name a response of yours." },
+        error: { code: "not_found", message: "The previous_response_id or conversation does not name one of yours." },
         items: [],
+        output: [],
         tools: [],
         usage: { inputTokens: 0, outputTokens: 0 },
       };

@@ -32,12 +32,13 @@ export interface ThreadSummary {
   created_at: string;
   updated_at: string;
   /** The gate the thread waits on, if any. */
-  waiting: "external_tool" | "approval" | "oauth" | "pairing" | null;
+  waiting: "external_tool" | "approval" | "oauth" | null;
 }
 
 /** An entry of GET /api/chat/history: a message, or a tool call with its result. */
 export type HistoryItem =
-  | { type: "message"; id: string; role: "user" | "assistant"; content: string }
+  /** `status: "incomplete"`: an answer cut short (stopped, timed out, the service stopped, the model failed). */
+  | { type: "message"; id: string; role: "user" | "assistant"; content: string; status?: "incomplete" }
   | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
 
 /** What a thread waits on, in GET /api/chat/history. */

@@ -7,6 +7,7 @@ import { answerText, type Turn } from "../agent/turns";
 import type { Principal } from "../auth/principal";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
+import { deleteUserThread } from "../api/conversations";
 import type { Services } from "../api/services";
 import { InvalidRequest, NotFound } from "../errors";
 import { unwrapToolOutput } from "../safety/injection";
@@ -54,7 +55,7 @@ export function chatRoutes(s: Services) {
       "/api/chat/send",
       async ({ request, principal }) => {
         const body = checked(SendBody, await readJsonObject(request));
-        const turn = await begin(principal, body.content, body.thread_id);
+        const turn = await begin(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
         void s.events.runPublished(principal.userId, turn).catch((e) => s.log(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
           { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
@@ -74,6 +75,12 @@ export function chatRoutes(s: Services) {
         waiting: t.waiting,
       })),
     }))
+    // the thread with its responses (404 after), gates and items: the same as deleting its conversation
+    .delete("/api/chat/threads/:thread_id", async ({ principal, params }) => {
+      if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+      if (!(await deleteUserThread(s, principal.userId, params.thread_id))) throw new NotFound(`No thread found with id ${params.thread_id}.`);
+      return new Response(null, { status: 204 });
+    })
     .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
       const threadId = String(query.thread_id ?? "");
       if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
@@ -117,7 +124,7 @@ function historyItems(items: ConversationItem[]): HistoryItem[] {
   // people see the tool's output, not the <tool_output> wrapper the model gets it in
   const outputs = new Map(items.flatMap((i) => (i.type === "function_call_output" ? [[i.call_id, unwrapToolOutput(i.output)] as const] : [])));
   return items.flatMap((i): HistoryItem[] => {
-    if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content }];
+    if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content, ...(i.status ? { status: i.status } : {}) }];
     if (i.type === "function_call") {
       return [{ type: "tool_call", id: i.id, call_id: i.call_id, name: i.name, arguments: i.arguments, output: outputs.get(i.call_id) ?? null, external: i.external }];
     }

@@ -1,8 +1,12 @@
 import type { PendingCall } from "../agent/items";
 
+/** A part of a user message: text, or an image by URL or data URL. */
+export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
+
 /** A chat message as OpenAI-compatible chat completion endpoints take it. */
 export type ChatMessage =
-  | { role: "system" | "user"; content: string }
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
   | {
       role: "assistant";
       content: string | null;
@@ -21,6 +25,16 @@ export interface LlmRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  /** When the turn must be over (ms since the epoch): no retry waits past it. */
+  deadline?: number;
+  /** Sampling and output shape the caller asked for (Responses `temperature`, `text.format`). */
+  options?: LlmOptions;
+}
+
+export interface LlmOptions {
+  temperature?: number;
+  /** Chat completions' `response_format`: `{type: "json_schema", json_schema}` or `{type: "json_object"}`. */
+  responseFormat?: Record<string, unknown>;
 }
 
 export type LlmEvent =
@@ -32,7 +46,10 @@ export interface Llm {
   /** The model name sent to the provider, or undefined when none is configured. */
   readonly model: string | undefined;
   readonly configured: boolean;
-  /** One model step, streamed. Throws TurnError("llm_error") on provider failures. */
+  /**
+   * One model step, streamed. Throws TurnError("llm_error") on provider failures, and the
+   * signal's reason when it aborts: a stream never ends quietly half-way.
+   */
   stream(request: LlmRequest): AsyncIterable<LlmEvent>;
   /** Raw pass-through for the model proxy: the provider's own HTTP response. */
   proxyChatCompletions(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;

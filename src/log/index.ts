@@ -116,6 +116,7 @@ export function logTurn(
   log: Logger | undefined,
   r: { id: string; threadId: string; status: string; error: { code: string } | null; usage: { inputTokens: number; outputTokens: number } },
   req: { userId: string; channel: string },
+  /** When the turn started, ms since the epoch. */
   startedAt: number,
 ): void {
   log?.[r.error ? "warn" : "info"]("turn", {
@@ -124,7 +125,7 @@ export function logTurn(
     user_id: req.userId,
     channel: req.channel,
     status: r.status,
-    duration_ms: Math.round(performance.now() - startedAt),
+    duration_ms: Date.now() - startedAt,
     input_tokens: r.usage.inputTokens,
     output_tokens: r.usage.outputTokens,
     ...(r.error ? { error_code: r.error.code } : {}),

@@ -32,6 +32,8 @@ export const threads = sqliteTable(
     title: text("title"),
     /** JSON array of the caller tool definitions last sent on this thread. */
     tools: text("tools"),
+    /** The conversation's metadata (Conversations API): at most 16 string pairs. */
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, string>>(),
     /** The channel that started the thread: responses, chat or webhook (null before it was kept). */
     channel: text("channel"),
     createdAt: integer("created_at").notNull(),
@@ -59,6 +61,8 @@ export const responses = sqliteTable(
     /** JSON of request facts the response object reports back (instructions, previous id, ...). */
     meta: text("meta"),
     createdAt: integer("created_at").notNull(),
+    /** Set by DELETE /api/v1/responses/{id}: the response is gone, its items stay in the thread. */
+    deletedAt: integer("deleted_at"),
   },
   (t) => [index("responses_thread").on(t.threadId)],
 );
@@ -78,17 +82,22 @@ export const items = sqliteTable(
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
     data: text("data").notNull(),
+    /** Whether the item was input of its response (sent by the caller) rather than output. */
+    input: integer("input", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("items_thread_seq").on(t.threadId, t.seq), index("items_response").on(t.responseId)],
 );
 
-/** A thread paused on a gate: an external tool call, an approval, OAuth or pairing. */
+/**
+ * A thread paused on a gate: an external tool call, an approval or OAuth. (The spec also names
+ * a pairing gate; nothing pairs devices yet, so nothing creates one.)
+ */
 export const gates = sqliteTable("gates", {
   threadId: text("thread_id")
     .primaryKey()
     .references(() => threads.id, { onDelete: "cascade" }),
-  kind: text("kind", { enum: ["external_tool", "approval", "oauth", "pairing"] }).notNull(),
+  kind: text("kind", { enum: ["external_tool", "approval", "oauth"] }).notNull(),
   callId: text("call_id").notNull(),
   responseId: text("response_id").notNull(),
   /** JSON: what the gate needs to resume (e.g. the calls still pending after this one). */

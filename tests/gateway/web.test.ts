@@ -181,6 +181,28 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     expect(history.items.map((i: any) => i.content)).toEqual(["Think about this for a very long time"]);
   });
 
+  test("Stop while the answer is streaming: stopped, the text so far stays and is stored as cut short", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    const words = Array.from({ length: 300 }, (_, i) => `webword${i}`).join(" ");
+    t.llm.enqueue({ text: words, chunkDelayMs: 20 });
+    await send(page, "Stream a long answer");
+    await lastAssistant(page).getByText("webword8", { exact: false }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator(".notice.info", { hasText: "Stopped." }).waitFor();
+    await idle(page);
+    const shown = await lastAssistant(page).innerText();
+    expect(shown).not.toContain("webword299");
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    const history = (await (await t.api(`/api/chat/history?thread_id=${threadId}`)).json()) as any;
+    const answer = history.items.at(-1);
+    expect(answer).toMatchObject({ role: "assistant", status: "incomplete" });
+    expect(words.startsWith(answer.content)).toBe(true);
+    expect(answer.content.length).toBeLessThan(words.length / 2);
+    // after a reload the answer is still marked as cut short
+    await page.reload();
+    await page.locator(".notice.info", { hasText: "This answer was cut short." }).waitFor();
+  });
+
   test("a failing turn shows its error in words", async () => {
     t.llm.enqueue({ error: { status: 400, message: "The model refused the request" } });
     await send(page, "This will fail");
@@ -286,6 +308,27 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     } finally {
       await phone.context.close();
     }
+  });
+
+  test("a conversation can be deleted: asked first, then gone from the list and the server", async () => {
+    t.llm.enqueue({ text: "This one will go away." });
+    await page.getByRole("button", { name: "New chat" }).click();
+    await send(page, "A conversation to delete");
+    await page.waitForURL(/\/\?thread=[0-9a-f-]{36}$/);
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    await page.locator(".thread", { hasText: "A conversation to delete" }).waitFor();
+    await idle(page);
+    // the first click only asks; Keep leaves everything as it was
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await page.getByRole("button", { name: "Keep" }).click();
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await page.getByRole("button", { name: "Delete conversation" }).click();
+    await page.getByText("What can I help with?").waitFor();
+    expect(page.url()).toBe(`${t.url}/`);
+    await page.locator(".thread", { hasText: "A conversation to delete" }).waitFor({ state: "detached" });
+    const gone = await t.api(`/api/chat/history?thread_id=${threadId}`);
+    expect(gone.status).toBe(404);
+    expect(await page.getByRole("button", { name: "Delete", exact: true }).isHidden()).toBe(true);
   });
 
   test("sign out, a wrong token is refused, the right one signs in", async () => {

@@ -21,7 +21,13 @@ export async function startWebhookChannel(config: Config, db: Db, agent: Agent, 
     delaysMs: opts.callbackDelaysMs,
     userAgent: `service/${VERSION}`,
   });
-  const worker = new JobWorker({ db, agent, log, ended: (id) => void callbacks.jobEnded(id).catch((e) => log.error("job", { job_id: id, error: e })) });
+  const worker = new JobWorker({
+    db,
+    agent,
+    log,
+    turnTimeoutMs: config.agent.turnTimeoutS * 1000,
+    ended: (id) => void callbacks.jobEnded(id).catch((e) => log.error("job", { job_id: id, error: e })),
+  });
   const app = webhookApp({
     db,
     worker,
