@@ -28,7 +28,9 @@ export const McpHttpServer = Type.Object({
 });
 
 /** The `mcpServers` entries of config.json, in the format other MCP clients use. */
-export const McpServers = Type.Record(Type.String({ minLength: 1 }), Type.Union([McpStdioServer, McpHttpServer]));
+export const McpServers = Type.Record(Type.String({ minLength: 1 }), Type.Union([McpStdioServer, McpHttpServer]), {
+  description: "MCP servers by name: `{command, args, env, cwd}` (stdio) or `{url, headers}` (Streamable HTTP); see MCP servers (config.json only)",
+});
 export type McpServerConfig = Static<typeof McpStdioServer> | Static<typeof McpHttpServer>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);

@@ -4,87 +4,178 @@ import { McpServers } from "./mcp";
 export const ApprovalPolicy = Type.Union([Type.Literal("auto"), Type.Literal("ask"), Type.Literal("deny")]);
 export type ApprovalPolicy = Static<typeof ApprovalPolicy>;
 
-/** The one shape of the service's configuration; `config.json` holds any part of it. */
+/**
+ * The one shape of the service's configuration; `config.json` holds any part of it. Every key
+ * carries a `description` and, when the environment can set it, its variable (`env`); the
+ * README's configuration reference is written from them (scripts/config-reference.ts).
+ * `defaultText` stands for a default that is not a value of DEFAULTS.
+ */
 export const ConfigSchema = Type.Object({
-  llm: Type.Object({
-    baseUrl: Type.Optional(Type.String({ minLength: 1 })),
-    apiKey: Type.Optional(Type.String()),
-    model: Type.Optional(Type.String({ minLength: 1 })),
-    /** Retries of a request that failed before any output (connection, 408, 409, 429, 5xx). */
-    maxRetries: Type.Integer({ minimum: 0, maximum: 20 }),
-    /** Endpoints tried in order once the primary's retries are spent. */
-    fallbacks: Type.Array(
-      Type.Object({
-        baseUrl: Type.Optional(Type.String({ minLength: 1 })),
-        apiKey: Type.Optional(Type.String()),
-        model: Type.String({ minLength: 1 }),
+  llm: Type.Object(
+    {
+      baseUrl: Type.Optional(
+        Type.String({ minLength: 1, env: "LLM_BASE_URL", defaultText: "`OPENAI_BASE_URL`", description: "OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter, ...); with only a key set, the OpenAI API" }),
+      ),
+      apiKey: Type.Optional(Type.String({ env: "LLM_API_KEY", defaultText: "`OPENAI_API_KEY`", description: "the endpoint's API key" })),
+      model: Type.Optional(Type.String({ minLength: 1, env: "LLM_MODEL", description: "the model sent to the provider" })),
+      maxRetries: Type.Integer({
+        minimum: 0,
+        maximum: 20,
+        env: "LLM_MAX_RETRIES",
+        description: "retries of a request that failed before any output (connection error, 408, 409, 429, 5xx), with backoff",
       }),
-    ),
-    /** The model's context window, in tokens: every request fits in it less `maxOutputTokens`. */
-    contextWindow: Type.Integer({ minimum: 1024 }),
-    /** Tokens reserved for the model's answer in every request. */
-    maxOutputTokens: Type.Integer({ minimum: 16 }),
-    /** A model for summarising old turns (compaction); the main model when unset. */
-    compactionModel: Type.Optional(Type.String({ minLength: 1 })),
-    /** Before compacting, one silent step in which the agent saves what should last to memory. */
-    memoryFlush: Type.Boolean(),
-  }),
-  database: Type.Object({
-    url: Type.Optional(Type.String({ minLength: 1 })),
-    authToken: Type.Optional(Type.String()),
-  }),
-  gateway: Type.Object({
-    enabled: Type.Boolean(),
-    host: Type.String({ minLength: 1 }),
-    port: Type.Integer({ minimum: 0, maximum: 65535 }),
-    authToken: Type.Optional(Type.String({ minLength: 1 })),
-  }),
-  cli: Type.Object({ enabled: Type.Boolean() }),
-  http: Type.Object({
-    enabled: Type.Boolean(),
-    host: Type.String({ minLength: 1 }),
-    port: Type.Integer({ minimum: 0, maximum: 65535 }),
-    webhookSecret: Type.Optional(Type.String({ minLength: 1 })),
-    /** Hosts, IPs or CIDRs a job's callback_url may point at; empty refuses every callback. */
-    callbackAllowHosts: Type.Array(Type.String()),
-  }),
-  responses: Type.Object({
-    revision: Type.Union([Type.Literal("A"), Type.Literal("B")]),
-    rateLimit: Type.Integer({ minimum: 0 }),
-  }),
-  agent: Type.Object({
-    maxSteps: Type.Integer({ minimum: 1, maximum: 200 }),
-    /** Timeout of webhook and /api/chat/send turns, in seconds. */
-    turnTimeoutS: Type.Integer({ minimum: 1 }),
-    /** On SIGTERM/SIGINT, how long running turns may finish before they are cut short (ms). */
-    shutdownGraceMs: Type.Integer({ minimum: 0 }),
-  }),
-  mcp: Type.Object({
-    /** How long a turn waits for configured MCP servers that are still starting. */
-    startWaitMs: Type.Integer({ minimum: 0 }),
-  }),
-  log: Type.Object({
-    /** `json`: one JSON object per line; `pretty`: text (the default on a terminal). */
-    format: Type.Optional(Type.Union([Type.Literal("json"), Type.Literal("pretty")])),
-    level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")]),
-  }),
-  memory: Type.Object({
-    /** Embedding model on the LLM endpoint's /embeddings; without one, search is full-text only. */
-    embeddingModel: Type.Optional(Type.String({ minLength: 1 })),
-  }),
-  tools: Type.Object({
-    /** Approval policy per tool name; tools not listed run without asking. */
-    approval: Type.Record(Type.String(), ApprovalPolicy),
-    web: Type.Object({
-      /** Lets web_fetch reach loopback, private and link-local addresses. */
-      allowPrivate: Type.Boolean(),
-      /** Host names web_fetch may reach even when they resolve to private addresses. */
-      allowHosts: Type.Array(Type.String()),
-      /** A SearXNG instance for web_search; without one, web_search is absent. */
-      searchUrl: Type.Optional(Type.String({ minLength: 1 })),
-    }),
-  }),
-  /** MCP servers by name: `{command, args, env}` (stdio) or `{url, headers}` (Streamable HTTP). */
+      fallbacks: Type.Array(
+        Type.Object({
+          baseUrl: Type.Optional(Type.String({ minLength: 1 })),
+          apiKey: Type.Optional(Type.String()),
+          model: Type.String({ minLength: 1 }),
+        }),
+        { description: "`[{baseUrl, apiKey, model}]`: endpoints tried in order once the primary's retries are spent (config.json only)" },
+      ),
+      contextWindow: Type.Integer({
+        minimum: 1024,
+        env: "LLM_CONTEXT_WINDOW",
+        description: "the model's context window in tokens: every request fits in it less `maxOutputTokens`",
+      }),
+      maxOutputTokens: Type.Integer({ minimum: 16, env: "LLM_MAX_OUTPUT_TOKENS", description: "tokens reserved for the model's answer in every request" }),
+      compactionModel: Type.Optional(
+        Type.String({ minLength: 1, env: "LLM_COMPACTION_MODEL", defaultText: "`model`", description: "a model for summarising old turns (compaction)" }),
+      ),
+      memoryFlush: Type.Boolean({
+        env: "LLM_MEMORY_FLUSH",
+        description: "before compacting, one silent step in which the agent saves what should last to memory",
+      }),
+    },
+    { description: "the LLM" },
+  ),
+  database: Type.Object(
+    {
+      url: Type.Optional(
+        Type.String({
+          minLength: 1,
+          env: "DATABASE_URL",
+          defaultText: "`file:$SERVICE_HOME/service.db`",
+          description: "libSQL URL: a local file, or `libsql://` / `http(s)://` for a libSQL server",
+        }),
+      ),
+      authToken: Type.Optional(Type.String({ env: "DATABASE_AUTH_TOKEN", description: "token for a remote libSQL server" })),
+    },
+    { description: "the database" },
+  ),
+  gateway: Type.Object(
+    {
+      enabled: Type.Boolean({ env: "GATEWAY_ENABLED", description: "the gateway listener: Responses API, admin, local endpoints and the web UI" }),
+      host: Type.String({ minLength: 1, env: "GATEWAY_HOST", description: "the interface the gateway listens on" }),
+      port: Type.Integer({ minimum: 0, maximum: 65535, env: "GATEWAY_PORT", description: "the gateway's port (0 picks a free one)" }),
+      authToken: Type.Optional(
+        Type.String({
+          minLength: 1,
+          env: "GATEWAY_AUTH_TOKEN",
+          description: "instance token when `SERVICE_REBORN_WEBUI_TOKEN` is unset (then the `webui-token` file, then one generated at start)",
+        }),
+      ),
+    },
+    { description: "the web gateway" },
+  ),
+  cli: Type.Object(
+    { enabled: Type.Boolean({ env: "CLI_ENABLED", description: "the terminal UI inside `serve` when stdin and stdout are terminals" }) },
+    { description: "the terminal UI" },
+  ),
+  http: Type.Object(
+    {
+      enabled: Type.Boolean({ env: "HTTP_ENABLED", description: "the webhook channel, on its own listener" }),
+      host: Type.String({ minLength: 1, env: "HTTP_HOST", description: "the webhook listener's interface" }),
+      port: Type.Integer({ minimum: 0, maximum: 65535, env: "HTTP_PORT", description: "the webhook listener's port" }),
+      webhookSecret: Type.Optional(
+        Type.String({ minLength: 1, env: "HTTP_WEBHOOK_SECRET", description: "shared secret of the webhook channel (at least 16 characters); it also signs callbacks" }),
+      ),
+      callbackAllowHosts: Type.Array(Type.String(), {
+        env: "HTTP_CALLBACK_ALLOW_HOSTS",
+        description: "host names (`*.example.com`), IPs or CIDRs a job's `callback_url` may point at, comma-separated; empty refuses every callback",
+      }),
+    },
+    { description: "the webhook channel" },
+  ),
+  responses: Type.Object(
+    {
+      revision: Type.Union([Type.Literal("A"), Type.Literal("B")], { env: "RESPONSES_API_REVISION", description: "which revision of the Responses contract is served" }),
+      rateLimit: Type.Integer({
+        minimum: 0,
+        env: "RESPONSES_RATE_LIMIT",
+        description: "turns per 60 s per user (Responses POST and `/api/chat/send`); 0 is off",
+      }),
+    },
+    { description: "the Responses API" },
+  ),
+  agent: Type.Object(
+    {
+      maxSteps: Type.Integer({ minimum: 1, maximum: 200, env: "AGENT_MAX_STEPS", description: "model steps per turn before it fails with `max_steps`" }),
+      turnTimeoutS: Type.Integer({ minimum: 1, env: "TURN_TIMEOUT_S", description: "timeout of webhook and `/api/chat/send` turns, in seconds" }),
+      shutdownGraceMs: Type.Integer({
+        minimum: 0,
+        env: "SHUTDOWN_GRACE_MS",
+        description: "on SIGTERM/SIGINT, how long running turns may finish before they are cut short (ms)",
+      }),
+    },
+    { description: "the agent" },
+  ),
+  mcp: Type.Object(
+    {
+      startWaitMs: Type.Integer({ minimum: 0, env: "MCP_START_WAIT_MS", description: "how long a turn waits for configured MCP servers that are still starting (ms)" }),
+    },
+    { description: "MCP servers" },
+  ),
+  log: Type.Object(
+    {
+      format: Type.Optional(
+        Type.Union([Type.Literal("json"), Type.Literal("pretty")], {
+          env: "LOG_FORMAT",
+          defaultText: "`pretty`",
+          description: "`json`: one JSON object per line (`ts`, `level`, `msg`, fields); `pretty`: text for people",
+        }),
+      ),
+      level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")], {
+        env: "LOG_LEVEL",
+        description: "the least level written: `debug`, `info`, `warn` or `error`",
+      }),
+    },
+    { description: "the log" },
+  ),
+  memory: Type.Object(
+    {
+      embeddingModel: Type.Optional(
+        Type.String({
+          minLength: 1,
+          env: "LLM_EMBEDDING_MODEL",
+          description: "embedding model on the LLM endpoint's `/embeddings`; with it memory search is hybrid, without it full-text",
+        }),
+      ),
+    },
+    { description: "workspace memory" },
+  ),
+  tools: Type.Object(
+    {
+      approval: Type.Record(Type.String(), ApprovalPolicy, {
+        env: "TOOLS_ASK",
+        description: "approval policy per tool name: `auto`, `ask` or `deny`; `TOOLS_ASK=a,b` adds `ask` for those tools",
+      }),
+      web: Type.Object(
+        {
+          allowPrivate: Type.Boolean({
+            env: "WEB_FETCH_ALLOW_PRIVATE",
+            description: "let `web_fetch` reach loopback, private and link-local addresses",
+          }),
+          allowHosts: Type.Array(Type.String(), {
+            env: "WEB_FETCH_ALLOW_HOSTS",
+            description: "host names `web_fetch` may reach even on private addresses, comma-separated",
+          }),
+          searchUrl: Type.Optional(Type.String({ minLength: 1, env: "WEB_SEARCH_URL", description: "a SearXNG instance; without it there is no `web_search` tool" })),
+        },
+        { description: "the web tools" },
+      ),
+    },
+    { description: "built-in tools" },
+  ),
   mcpServers: McpServers,
 });
 export type Config = Static<typeof ConfigSchema>;
