@@ -1,4 +1,5 @@
 import { AuthFailure, RateLimited, ServiceError } from "../errors";
+import { isLogger } from "../log";
 
 /** The one place errors become HTTP: plain text for auth failures, the JSON envelope otherwise. */
 export function errorResponse(error: unknown, log: (msg: string) => void = console.error): Response {
@@ -10,7 +11,7 @@ export function errorResponse(error: unknown, log: (msg: string) => void = conso
     if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterS);
     return envelope(error.status, error.message, error.type, error.code, headers);
   }
-  log(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  (isLogger(log) ? log.error : log)(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
   return envelope(500, "Internal server error", "server_error", null);
 }
 

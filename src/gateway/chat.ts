@@ -56,7 +56,7 @@ export function chatRoutes(s: Services) {
       async ({ request, principal }) => {
         const body = checked(SendBody, await readJsonObject(request));
         const turn = await begin(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
-        void s.events.runPublished(principal.userId, turn).catch((e) => s.log(`chat turn ${turn.id}: ${(e as Error).message}`));
+        void s.events.runPublished(principal.userId, turn).catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
           { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
           { status: 202 },

@@ -10,6 +10,7 @@ import { getJob, insertJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
 import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
 import { jobRecord } from "./record";
+import type { Logger } from "../../log";
 import type { JobWorker } from "./worker";
 
 export const MAX_WEBHOOK_BODY = 64 * 1024;
@@ -42,7 +43,7 @@ export interface WebhookDeps {
   worker: JobWorker;
   secret: string;
   limiter: RateLimiter;
-  log: (m: string) => void;
+  log: Logger;
   /** Destinations a callback_url may name (HTTP_CALLBACK_ALLOW_HOSTS). */
   callbackHosts: CallbackAllowList;
 }
@@ -61,7 +62,7 @@ export function webhookApp(d: WebhookDeps) {
     .onError(({ code, error }) => {
       if (error instanceof WebhookError) return Response.json({ error: error.message }, { status: error.status, headers: error.headers });
       if (code === "NOT_FOUND") return Response.json({ error: "not found" }, { status: 404 });
-      d.log(`webhook: ${(error as Error)?.stack ?? String(error)}`);
+      d.log.error(`webhook: ${(error as Error)?.stack ?? String(error)}`);
       return Response.json({ error: "server error" }, { status: 500 });
     })
     .post(
