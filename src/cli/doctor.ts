@@ -4,7 +4,8 @@ import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { databaseUrl, envLayer, mergeLayers, readConfigFile, servicePaths, validateConfig, type Env, type Paths } from "../config/load";
-import type { Config } from "../config/schema";
+import type { Config, ConfigLayer } from "../config/schema";
+import { CallbackAllowList } from "../channels/webhook/callbacks";
 import { unknownKeys } from "../config/unknown-keys";
 import { openAiLlm } from "../llm/openai";
 import { migrations } from "../store/migrations";
@@ -76,7 +77,7 @@ function home(paths: Paths): Check {
 function configCheck(paths: Paths, env: Env, checks: Check[]): Config | undefined {
   const what = "config";
   let config: Config;
-  let file;
+  let file: ConfigLayer;
   try {
     file = readConfigFile(paths);
     config = validateConfig(mergeLayers(file, envLayer(env)));
@@ -85,8 +86,9 @@ function configCheck(paths: Paths, env: Env, checks: Check[]): Config | undefine
     return undefined;
   }
   const source = existsSync(paths.config) ? paths.config : "no config.json: defaults and environment";
-  if (config.http.enabled && !config.http.webhookSecret) {
-    checks.push({ verdict: "fail", what, detail: `${source}: HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set` });
+  const problem = webhookProblem(config);
+  if (problem) {
+    checks.push({ verdict: "fail", what, detail: `${source}: ${problem}` });
   } else {
     const unknown = unknownKeys(file);
     checks.push(
@@ -100,6 +102,19 @@ function configCheck(paths: Paths, env: Env, checks: Check[]): Config | undefine
     );
   }
   return config;
+}
+
+/** What `serve` would refuse in the webhook channel's settings. */
+function webhookProblem(config: Config): string | undefined {
+  try {
+    new CallbackAllowList(config.http.callbackAllowHosts);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (!config.http.enabled) return undefined;
+  if (!config.http.webhookSecret) return "HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set";
+  if (config.http.webhookSecret.length < 16) return "HTTP_WEBHOOK_SECRET is shorter than 16 characters";
+  return undefined;
 }
 
 async function database(config: Config, paths: Paths): Promise<Check> {

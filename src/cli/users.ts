@@ -54,7 +54,7 @@ export async function users(argv: string[]): Promise<number> {
     return 0;
   }
   if (!COMMANDS.includes(command as Command)) throw new UsageError(`unknown users command '${command}'`, USERS_USAGE);
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
       args: rest,

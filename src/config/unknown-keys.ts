@@ -35,7 +35,7 @@ function walk(value: unknown, schema: TSchema, at: string, out: UnknownKey[]): v
     return walk(value, best, at, out);
   }
   if (kind === "Array") {
-    if (Array.isArray(value)) value.forEach((v, i) => walk(v, schema.items as TSchema, `${at}[${i}]`, out));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, schema.items as TSchema, `${at}[${i}]`, out);
     return;
   }
   if (Array.isArray(value)) return;

@@ -248,6 +248,10 @@ describe("warnings and pipes", () => {
     // an unconfigured LLM is something wrong: exit 1
     expect(doctor.stdout).toMatch(/^fail\s+llm\s+no LLM configured/m);
     expect(doctor.code).toBe(1);
+    const shortSecret = await run(["doctor"], { SERVICE_HOME: h, HTTP_ENABLED: "true", HTTP_WEBHOOK_SECRET: "short" });
+    expect(shortSecret.stdout).toMatch(/^fail\s+config\s+.*HTTP_WEBHOOK_SECRET is shorter than 16 characters/m);
+    const badCidr = await run(["doctor"], { SERVICE_HOME: h, HTTP_CALLBACK_ALLOW_HOSTS: "10.0.0.0/40" });
+    expect(badCidr.stdout).toMatch(/^fail\s+config\s+.*HTTP_CALLBACK_ALLOW_HOSTS: '10\.0\.0\.0\/40' is not a CIDR/m);
     writeFileSync(join(h, "config.json"), "{ not json");
     const broken = await run(["doctor"], { SERVICE_HOME: h });
     expect(broken.code).toBe(1);
