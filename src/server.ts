@@ -135,7 +135,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     tools,
     agent,
     auth,
-    users: new UserAdmin({ db: database.db, home: opts.paths.home, forget: (id) => auth.forget(id) }),
+    users: new UserAdmin({ db: database.db, home: opts.paths.home, forget: (id) => auth.forget(id), cancelTurns: (id) => agent.cancelUser(id) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
     startedAt: Date.now(),

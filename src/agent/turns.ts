@@ -178,6 +178,13 @@ export class Agent {
     await Promise.allSettled(running.map(([, t]) => t.finished));
   }
 
+  /** Cancels every running turn of the user (the user is being deleted) and waits until they have ended. */
+  async cancelUser(userId: string): Promise<void> {
+    const running = [...this.#inflight.values()].filter((t) => t.userId === userId);
+    for (const t of running) t.controller.abort(new TurnError("cancelled", "The user was deleted."));
+    await Promise.allSettled(running.map((t) => t.finished));
+  }
+
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */
   cancel(responseId: string, userId: string): Promise<TurnResult> | undefined {
     const turn = this.#inflight.get(responseId);

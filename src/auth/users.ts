@@ -54,6 +54,8 @@ export class UserAdmin {
       home: string;
       /** Drops what the service remembers of the user's tokens, so a change applies at once. */
       forget?: (userId: string) => void;
+      /** Ends the user's running turns before their data goes (so none is stored after it). */
+      cancelTurns?: (userId: string) => Promise<void>;
     },
   ) {}
 
@@ -104,6 +106,8 @@ export class UserAdmin {
   async delete(actor: Actor, id: string): Promise<void> {
     await this.#target(actor, id);
     if (id === OWNER_ID) throw new InvalidRequest("The instance owner cannot be deleted.", "instance_owner");
+    this.deps.forget?.(id);
+    await this.deps.cancelTurns?.(id);
     await deleteUserData(this.deps.db, id, await vectorDims(this.deps.db));
     this.deps.forget?.(id);
     // ids are generated UUIDs; the check keeps a strange id from naming another folder

@@ -184,8 +184,15 @@ describe("deleting", () => {
     const items = "SELECT count(*) AS n FROM items WHERE thread_id IN (SELECT id FROM threads WHERE user_id = ?)";
     expect(await count(items, id)).toBeGreaterThan(0);
 
+    // a turn of the user still running: it is cut short, and nothing of it stays
+    const before = t.llm.chatRequests().length;
+    t.llm.enqueue({ hang: true });
+    const running = t.respond({ model: "m", input: "a turn in flight", stream: true }, u.token);
+    await t.llm.waitForRequests(before + 1);
+
     const res = await remove(id);
     expect(res.status).toBe(204);
+    await running;
     expect(await res.text()).toBe("");
     for (const table of tables) expect(await count(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`, id)).toBe(0);
     expect(await count("SELECT count(*) AS n FROM users WHERE id = ?", id)).toBe(0);
