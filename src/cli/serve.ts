@@ -72,9 +72,11 @@ export async function serve(argv: string[]): Promise<number> {
       process.once("SIGINT", () => resolve());
     });
   }
-  log.info("shutting down: finishing running turns");
+  // the terminal the TUI gave back shows these too; otherwise they are log lines on stdout
+  const say = (line: string) => (log.info(line), tui && writeOut(`${line}\n`));
+  say("shutting down: finishing running turns");
   await stop(svc, paths);
-  log.info("stopped");
+  say("stopped");
   // A TUI whose terminal went away leaves Bun reading a dead pty; leave rather than spin.
   if (tui) process.exit(0);
   return 0;
