@@ -21,6 +21,10 @@ export interface LlmRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  /** Another model than the configured one (summaries may use `llm.compactionModel`). */
+  model?: string;
+  /** Sent as `max_tokens`: the most the answer may take. */
+  maxTokens?: number;
 }
 
 export type LlmEvent =

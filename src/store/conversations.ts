@@ -2,6 +2,7 @@ import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ConversationItem, PendingCall } from "../agent/items";
 import type { Db } from "./db";
+import { notCompaction } from "./compactions";
 import { gates, items, responses, threads } from "./schema";
 
 export type ThreadRow = typeof threads.$inferSelect;
@@ -26,7 +27,7 @@ export async function loadItems(db: Db, threadId: string): Promise<ConversationI
   const rows = await db
     .select({ data: items.data })
     .from(items)
-    .where(eq(items.threadId, threadId))
+    .where(and(eq(items.threadId, threadId), notCompaction))
     .orderBy(asc(items.seq));
   return rows.map((r) => JSON.parse(r.data) as ConversationItem);
 }

@@ -32,6 +32,10 @@ export const threads = sqliteTable(
     title: text("title"),
     /** JSON array of the caller tool definitions last sent on this thread. */
     tools: text("tools"),
+    /** The seq of the thread's latest `compaction` item, or null before its first compaction. */
+    compactionSeq: integer("compaction_seq"),
+    /** Items from this seq on follow the latest compaction verbatim: where a turn starts loading. */
+    contextSeq: integer("context_seq").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -63,7 +67,8 @@ export const responses = sqliteTable(
 
 /**
  * The conversation: every item of a thread in order. `data` is the item's JSON
- * (message, function_call or function_call_output, see agent/items.ts).
+ * (message, function_call or function_call_output, see agent/items.ts; or a `compaction`,
+ * see context/compaction.ts, whose `response_id` is its own id: it belongs to no response).
  */
 export const items = sqliteTable(
   "items",

@@ -8,6 +8,7 @@ import m4 from "./0004_memory.sql" with { type: "text" };
 import m5 from "./0005_memory_fts.sql" with { type: "text" };
 import m6 from "./0006_extensions.sql" with { type: "text" };
 import m7 from "./0007_memory_owner.sql" with { type: "text" };
+import m8 from "./0008_thread_context.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -18,4 +19,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0005_memory_fts", sql: m5 },
   { tag: "0006_extensions", sql: m6 },
   { tag: "0007_memory_owner", sql: m7 },
+  { tag: "0008_thread_context", sql: m8 },
 ];

@@ -1,0 +1,84 @@
+import type { ConversationItem } from "../agent/items";
+import { charsForTokens } from "./estimate";
+
+/** An item as it would go into a request, with its estimated tokens. */
+export interface Sized {
+  item: ConversationItem;
+  tokens: number;
+}
+
+/**
+ * Where a thread's items may be cut: before index i, when every `function_call` before i has
+ * its output before i too (or has none anywhere: its turn died and it gets a placeholder).
+ * `items` is the whole view, this turn's items included, so that a call whose output this
+ * turn brings (a resumed caller tool) is never cut from it. `turnStart` marks cuts before a
+ * user message, the ones that leave whole turns on both sides. `awaited` is the call the
+ * thread's gate waits on: its output is still to come, so nothing after it may be cut.
+ */
+export function safeCuts(items: ConversationItem[], awaited?: string): { index: number; turnStart: boolean }[] {
+  const outputAt = new Map<string, number>();
+  items.forEach((it, i) => {
+    if (it.type === "function_call_output") outputAt.set(it.call_id, i);
+  });
+  const cuts: { index: number; turnStart: boolean }[] = [];
+  let openUntil = -1; // the last index some call before here waits for
+  for (let i = 0; i <= items.length; i++) {
+    if (i > openUntil) {
+      const it = items[i];
+      cuts.push({ index: i, turnStart: it?.type === "message" && it.role === "user" });
+    }
+    const it = items[i];
+    if (it?.type === "function_call") {
+      openUntil = Math.max(openUntil, it.call_id === awaited ? items.length : (outputAt.get(it.call_id) ?? -1));
+    }
+  }
+  return cuts;
+}
+
+/**
+ * Where to cut the compactable part of a thread (`history`, stored items; `current` is this
+ * turn's and always stays) so that what is kept takes at most `keep` tokens: the earliest
+ * turn boundary that does it, else the earliest step boundary, else as late as the tool
+ * pairs allow. 0 means nothing can be summarised.
+ */
+export function chooseCut(history: Sized[], current: ConversationItem[], keep: number, awaited?: string): number {
+  const cuts = safeCuts([...history.map((s) => s.item), ...current], awaited).filter((c) => c.index > 0 && c.index <= history.length);
+  if (!cuts.length) return 0;
+  const suffix: number[] = new Array(history.length + 1).fill(0);
+  for (let i = history.length - 1; i >= 0; i--) suffix[i] = suffix[i + 1]! + history[i]!.tokens;
+  const fits = (c: { index: number }) => suffix[c.index]! <= keep;
+  return (cuts.find((c) => c.turnStart && fits(c)) ?? cuts.find(fits) ?? cuts.at(-1)!).index;
+}
+
+const TRIM_NOTE = (shown: number, total: number) =>
+  `\n[... tool output trimmed for the model's context: ${shown} of ${total} characters shown; the whole output stays in the thread's history ...]\n`;
+
+/** Keeps the head and the tail of a long tool output (the tags around it stay intact). */
+export function trimOutput(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const keep = Math.max(0, maxChars - 120);
+  const head = Math.ceil((keep * 2) / 3);
+  const tail = keep - head;
+  return text.slice(0, head) + TRIM_NOTE(keep, text.length) + (tail ? text.slice(text.length - tail) : "");
+}
+
+/**
+ * Trims tool outputs, oldest first, to `maxTokens` each, until the items take at most
+ * `room` tokens (or all are trimmed). Returns the new sizes; `size` measures an item.
+ */
+export function trimOutputs(items: Sized[], room: number, maxTokens: number, size: (item: ConversationItem) => number): Sized[] {
+  let total = items.reduce((n, s) => n + s.tokens, 0);
+  const out = [...items];
+  const maxChars = charsForTokens(maxTokens);
+  for (let i = 0; i < out.length && total > room; i++) {
+    const s = out[i]!;
+    if (s.item.type !== "function_call_output" || s.item.output.length <= maxChars) continue;
+    const item = { ...s.item, output: trimOutput(s.item.output, maxChars) };
+    const tokens = size(item);
+    total += tokens - s.tokens;
+    out[i] = { item, tokens };
+  }
+  return out;
+}
+
+export const total = (items: Sized[]) => items.reduce((n, s) => n + s.tokens, 0);
