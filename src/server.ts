@@ -27,8 +27,8 @@ import { ChatEventHub } from "./gateway/events";
 import { startWebhookChannel } from "./channels/webhook/listener";
 import { VERSION } from "./version";
 
-/** How long running turns may go on after SIGTERM before they are cancelled. */
-const SHUTDOWN_GRACE_MS = 5_000;
+/** A shorter webhook secret can be guessed; `serve` refuses it. */
+const MIN_WEBHOOK_SECRET = 16;
 
 export type TokenSource = "SERVICE_REBORN_WEBUI_TOKEN" | "GATEWAY_AUTH_TOKEN" | "webui-token" | "generated";
 
@@ -73,6 +73,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   if (config.http.enabled && !config.http.webhookSecret) {
     throw new ConfigError("HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set: the webhook channel needs a shared secret.");
   }
+  if (config.http.enabled && config.http.webhookSecret!.length < MIN_WEBHOOK_SECRET) {
+    throw new ConfigError(
+      `HTTP_WEBHOOK_SECRET is ${config.http.webhookSecret!.length} characters long: the webhook channel needs a secret of at least ${MIN_WEBHOOK_SECRET} characters (for example: openssl rand -hex 32).`,
+    );
+  }
   const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
   await ensureOwner(database.db);
 
@@ -109,6 +114,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     ...approvalPolicies(database.db, config, mcp.defaultPolicy),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
+    toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
   });
   const services: Services = {
     memory,
@@ -123,6 +129,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     startedAt: Date.now(),
     channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
     turnTimeoutMs: opts.turnTimeoutMs ?? TURN_TIMEOUT_MS[config.responses.revision],
+    backgroundTurnTimeoutMs: config.agent.turnTimeoutS * 1000,
     log,
     events: new ChatEventHub(),
     mcp,
@@ -167,8 +174,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         const drained = Promise.all([server?.stop(false), webhook?.server.stop(false)]);
         const worker = webhook?.worker.stop();
         // let running turns finish for a moment, then cancel what is left; all of it is stored
-        await settledWithin(agent.idle(), SHUTDOWN_GRACE_MS);
-        await agent.cancelAll("The service is shutting down.");
+        await settledWithin(agent.idle(), config.agent.shutdownGraceMs);
+        await agent.cancelAll("The service stopped before this turn finished; send it again once the service is back.");
         await worker;
         await mcp.stop();
         await extensions.stop();

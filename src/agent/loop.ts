@@ -34,6 +34,8 @@ export interface LoopInput {
   pending: PendingCall[];
   maxSteps: number;
   ctx: ToolContext;
+  /** When the turn times out (ms since the epoch), if it does: no LLM retry waits past it. */
+  deadline?: number;
   /** Items this turn produces are appended here as they finish, so a failure keeps them. */
   produced: ConversationItem[];
   safety: Safety;
@@ -62,6 +64,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
 
   for (let step = 0; ; step++) {
     while (pending.length) {
+      ctx.signal.throwIfAborted();
       const [call, ...rest] = pending as [PendingCall, ...PendingCall[]];
       const isExternal = externalNames.has(call.name);
       const decided = input.decision?.callId === call.call_id ? input.decision : undefined;
@@ -97,6 +100,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       yield { type: "tool.completed", item: output, isError: result.isError };
     }
 
+    ctx.signal.throwIfAborted();
     if (step >= input.maxSteps) {
       throw new TurnError("max_steps", `The agent stopped after ${input.maxSteps} model steps without an answer.`);
     }
@@ -106,33 +110,49 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     );
     let message: MessageItem | undefined;
     const redactor = safety.streamRedactor();
-    for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal })) {
-      if (ev.type === "text") {
-        if (!message) {
-          message = { type: "message", id: itemId(), role: "assistant", content: "" };
-          yield { type: "message.started", itemId: message.id };
+    try {
+      for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal, deadline: input.deadline })) {
+        if (ev.type === "text") {
+          if (!message) {
+            message = { type: "message", id: itemId(), role: "assistant", content: "" };
+            yield { type: "message.started", itemId: message.id };
+          }
+          const delta = redactor.push(ev.delta);
+          if (!delta) continue;
+          message.content += delta;
+          yield { type: "text.delta", itemId: message.id, delta };
+        } else if (ev.type === "usage") {
+          yield ev;
+        } else {
+          pending = ev.calls.map((c) => ({ ...c, call_id: callId() }));
         }
-        const delta = redactor.push(ev.delta);
-        if (!delta) continue;
-        message.content += delta;
-        yield { type: "text.delta", itemId: message.id, delta };
-      } else if (ev.type === "usage") {
-        yield ev;
-      } else {
-        pending = ev.calls.map((c) => ({ ...c, call_id: callId() }));
       }
+      // whatever the model client did, a turn cut short never passes for a finished one
+      ctx.signal.throwIfAborted();
+    } catch (e) {
+      // what was streamed before the cut stays, marked incomplete
+      if (message) yield* finishMessage(message, redactor, produced, "incomplete");
+      throw e;
     }
-    if (message) {
-      const tail = redactor.flush();
-      if (tail) {
-        message.content += tail;
-        yield { type: "text.delta", itemId: message.id, delta: tail };
-      }
-      produced.push(message);
-      yield { type: "message.completed", item: message };
-    }
+    if (message) yield* finishMessage(message, redactor, produced);
     if (!pending.length) return { kind: "done" };
   }
+}
+
+function* finishMessage(
+  message: MessageItem,
+  redactor: ReturnType<Safety["streamRedactor"]>,
+  produced: ConversationItem[],
+  status?: "incomplete",
+): Generator<AgentEvent> {
+  const tail = redactor.flush();
+  if (tail) {
+    message.content += tail;
+    yield { type: "text.delta", itemId: message.id, delta: tail };
+  }
+  if (status) message.status = status;
+  produced.push(message);
+  yield { type: "message.completed", item: message };
 }
 
 /** Nothing that looks like a credential reaches the model, whoever wrote it. */

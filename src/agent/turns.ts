@@ -28,6 +28,8 @@ export interface AgentDeps {
   gateUrl: (threadId: string) => string;
   /** Whether a tool may run for this user, or which extension must be connected first (OAuth). */
   authorization?: (toolName: string, userId: string, threadId: string) => Promise<{ extension: string; url: string } | undefined>;
+  /** Resolves once tools still being set up (MCP servers starting) are in place, or waited for long enough. */
+  toolsReady?: (signal: AbortSignal) => Promise<void>;
 }
 
 export type ApprovalDecision = "approve" | "deny" | "always";
@@ -144,10 +146,10 @@ export class Agent {
     return turn.finished;
   }
 
-  /** Cancels every running turn and waits until each has stored its result (shutdown). */
+  /** Cuts every running turn short and waits until each has stored its result (shutdown). */
   async cancelAll(reason: string): Promise<void> {
     const running = [...this.#inflight.values()];
-    for (const t of running) t.controller.abort(new TurnError("cancelled", reason));
+    for (const t of running) t.controller.abort(new TurnError("shutdown", reason));
     await Promise.allSettled(running.map((t) => t.finished));
   }
 
@@ -168,6 +170,7 @@ export class Agent {
       ...base,
       async *run() {
         const controller = new AbortController();
+        const startedAt = Date.now();
         let settle!: (r: TurnResult) => void;
         let fail!: (e: unknown) => void;
         const finished = new Promise<TurnResult>((res, rej) => ((settle = res), (fail = rej)));
@@ -188,6 +191,7 @@ export class Agent {
         let error: TurnResult["error"] = null;
         let gate: Gate | null = null;
         try {
+          await deps.toolsReady?.(controller.signal);
           const loop = agentLoop({
             llm: deps.llm,
             tools: deps.tools,
@@ -197,6 +201,7 @@ export class Agent {
             pending: state.gate?.pending ?? [],
             maxSteps: deps.maxSteps,
             ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
+            deadline: req.timeoutMs ? startedAt + req.timeoutMs : undefined,
             produced,
             safety: deps.safety,
             policy: await deps.policies(req.userId),

@@ -25,8 +25,10 @@ export interface Services {
   version: string;
   startedAt: number;
   channels: { gateway: boolean; webhook: boolean; tui: boolean };
-  /** Non-streaming turn timeout: 120 s under revision A, 30 s under B. */
+  /** Non-streaming Responses turn timeout: 120 s under revision A, 30 s under B. */
   turnTimeoutMs: number;
+  /** Timeout of turns that run without a waiting request (/api/chat/send): TURN_TIMEOUT_S. */
+  backgroundTurnTimeoutMs: number;
   log: (message: string) => void;
   /** Turn events of each user, for the web UI and the TUI (GET /api/chat/events). */
   events: ChatEventHub;

@@ -56,6 +56,8 @@ export const ConfigSchema = Type.Object({
     maxSteps: Type.Integer({ minimum: 1, maximum: 200 }),
     /** Timeout of webhook and /api/chat/send turns, in seconds. */
     turnTimeoutS: Type.Integer({ minimum: 1 }),
+    /** On SIGTERM/SIGINT, how long running turns may finish before they are cut short (ms). */
+    shutdownGraceMs: Type.Integer({ minimum: 0 }),
   }),
   mcp: Type.Object({
     /** How long a turn waits for configured MCP servers that are still starting. */
@@ -94,7 +96,7 @@ export const DEFAULTS: Config = {
   cli: { enabled: true },
   http: { enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] },
   responses: { revision: "B", rateLimit: 30 },
-  agent: { maxSteps: 16, turnTimeoutS: 600 },
+  agent: { maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 },
   mcp: { startWaitMs: 10_000 },
   log: { level: "info" },
   memory: {},

@@ -34,7 +34,8 @@ export interface ThreadSummary {
 
 /** An entry of GET /api/chat/history: a message, or a tool call with its result. */
 export type HistoryItem =
-  | { type: "message"; id: string; role: "user" | "assistant"; content: string }
+  /** `status: "incomplete"`: an answer cut short (stopped, timed out, the service stopped, the model failed). */
+  | { type: "message"; id: string; role: "user" | "assistant"; content: string; status?: "incomplete" }
   | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
 
 /** What a thread waits on, in GET /api/chat/history. */

@@ -52,7 +52,7 @@ export function chatRoutes(s: Services) {
       "/api/chat/send",
       async ({ request, principal }) => {
         const body = checked(SendBody, await readJsonObject(request));
-        const turn = await begin(principal, body.content, body.thread_id);
+        const turn = await begin(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
         void s.events.runPublished(principal.userId, turn).catch((e) => s.log(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
           { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
@@ -110,7 +110,7 @@ const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v)
 function historyItems(items: ConversationItem[]): HistoryItem[] {
   const outputs = new Map(items.flatMap((i) => (i.type === "function_call_output" ? [[i.call_id, i.output] as const] : [])));
   return items.flatMap((i): HistoryItem[] => {
-    if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content }];
+    if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content, ...(i.status ? { status: i.status } : {}) }];
     if (i.type === "function_call") {
       return [{ type: "tool_call", id: i.id, call_id: i.call_id, name: i.name, arguments: i.arguments, output: outputs.get(i.call_id) ?? null, external: i.external }];
     }

@@ -1,81 +1,93 @@
 import OpenAI from "openai";
 import type { PendingCall } from "../agent/items";
 import { TurnError } from "../errors";
+import { describeFailure, retryable, retryDelay, sleep } from "./retry";
 import type { Llm, LlmEvent, LlmRequest } from "./types";
 
-export interface OpenAiLlmOptions {
+export interface Endpoint {
   baseUrl?: string;
   apiKey?: string;
   model?: string;
+}
+
+export interface OpenAiLlmOptions extends Endpoint {
   /** Model for /embeddings (workspace memory); without one, `embed` throws. */
   embeddingModel?: string;
+  /** Retries of a request that failed before any output (default 3). */
+  maxRetries?: number;
+  /** Tried in order once the primary's retries are spent. */
+  fallbacks?: Endpoint[];
+  /** First backoff step in ms (default 500); doubles with each retry. */
+  retryBaseMs?: number;
 }
 
 export const LLM_NOT_CONFIGURED =
   "No LLM is configured. Set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL (or OPENAI_BASE_URL and OPENAI_API_KEY), or run `service onboard`.";
 
-/** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
-export function openAiLlm(opts: OpenAiLlmOptions): Llm {
-  const configured = Boolean(opts.model && (opts.baseUrl || opts.apiKey));
-  const client = new OpenAI({
-    baseURL: opts.baseUrl,
+const client = (e: Endpoint) =>
+  new OpenAI({
+    baseURL: e.baseUrl,
     // Local servers (Ollama, llama.cpp) take any key; the SDK insists on one.
-    apiKey: opts.apiKey || "none",
-    maxRetries: 0,
+    apiKey: e.apiKey || "none",
+    maxRetries: 0, // retried here, within the turn's deadline, then the fallbacks
     timeout: 10 * 60_000,
   });
 
+/** How a person names an endpoint: its host and model, never its key. */
+const endpointName = (e: Endpoint) => {
+  let where = "the OpenAI API";
+  if (e.baseUrl) {
+    try {
+      where = new URL(e.baseUrl).host;
+    } catch {
+      where = e.baseUrl;
+    }
+  }
+  return `${where} (model ${e.model})`;
+};
+
+/** One model step's stream failed after its output began: no retry, the turn fails. */
+class StreamBroken extends Error {}
+
+/** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
+export function openAiLlm(opts: OpenAiLlmOptions): Llm {
+  const configured = Boolean(opts.model && (opts.baseUrl || opts.apiKey));
+  const primary = { endpoint: opts as Endpoint, client: client(opts) };
+  const endpoints = [primary, ...(opts.fallbacks ?? []).map((e) => ({ endpoint: e, client: client(e) }))];
+  const maxRetries = opts.maxRetries ?? 3;
+  const baseMs = opts.retryBaseMs ?? 500;
+
   async function* stream(req: LlmRequest): AsyncIterable<LlmEvent> {
     if (!configured) throw new TurnError("llm_not_configured", LLM_NOT_CONFIGURED);
-    let chunks;
-    try {
-      chunks = await client.chat.completions.create(
-        {
-          model: opts.model!,
-          messages: req.messages as OpenAI.ChatCompletionMessageParam[],
-          stream: true,
-          stream_options: { include_usage: true },
-          ...(req.tools.length
-            ? {
-                tools: req.tools.map((t) => ({
-                  type: "function" as const,
-                  function: { name: t.name, description: t.description, parameters: t.parameters },
-                })),
-              }
-            : {}),
-        },
-        { signal: req.signal },
-      );
-    } catch (e) {
-      throw llmError(e, req.signal);
-    }
-    const calls = new Map<number, PendingCall>();
-    try {
-      for await (const chunk of chunks) {
-        if (chunk.usage) {
-          yield {
-            type: "usage",
-            inputTokens: chunk.usage.prompt_tokens ?? 0,
-            outputTokens: chunk.usage.completion_tokens ?? 0,
-          };
-        }
-        const delta = chunk.choices[0]?.delta;
-        if (!delta) continue;
-        if (delta.content) yield { type: "text", delta: delta.content };
-        for (const tc of delta.tool_calls ?? []) {
-          const call = calls.get(tc.index) ?? { call_id: "", name: "", arguments: "" };
-          if (tc.id) call.call_id = tc.id;
-          if (tc.function?.name) call.name += tc.function.name;
-          if (tc.function?.arguments) call.arguments += tc.function.arguments;
-          calls.set(tc.index, call);
+    const failures: string[] = [];
+    for (const [n, { endpoint, client }] of endpoints.entries()) {
+      for (let attempt = 0; ; attempt++) {
+        let started = false;
+        try {
+          for await (const ev of step(client, endpoint.model!, req)) {
+            started = true;
+            yield ev;
+          }
+          return;
+        } catch (e) {
+          if (req.signal.aborted) throw req.signal.reason;
+          if (e instanceof TurnError) throw e;
+          const cause = e instanceof StreamBroken ? e.cause : e;
+          if (started || e instanceof StreamBroken) {
+            throw new TurnError("llm_error", `The language model at ${endpointName(endpoint)} stopped in the middle of its answer: ${describeFailure(cause)}.`);
+          }
+          const wait = retryable(cause) && attempt < maxRetries ? retryDelay(attempt, cause, { baseMs, deadline: req.deadline }) : undefined;
+          if (wait === undefined) {
+            const tries = attempt + 1;
+            failures.push(`${n ? "then the fallback at" : "the language model at"} ${endpointName(endpoint)} ${describeFailure(cause)}${tries > 1 ? ` (${tries} tries)` : ""}`);
+            break;
+          }
+          await sleep(wait, req.signal);
         }
       }
-    } catch (e) {
-      throw llmError(e, req.signal);
     }
-    if (calls.size) {
-      yield { type: "tool_calls", calls: [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c) };
-    }
+    const text = failures.join("; ");
+    throw new TurnError("llm_error", `${text[0]!.toUpperCase()}${text.slice(1)}.`);
   }
 
   return {
@@ -86,18 +98,19 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
       if (!configured) throw new TurnError("llm_not_configured", LLM_NOT_CONFIGURED);
       const model = typeof body.model === "string" && body.model && body.model !== "default" ? body.model : opts.model;
       try {
-        return await client.chat.completions
+        return await primary.client.chat.completions
           .create({ ...body, model } as unknown as OpenAI.ChatCompletionCreateParams, { signal })
           .asResponse();
       } catch (e) {
         if (e instanceof OpenAI.APIError && e.status) {
           return Response.json({ error: e.error ?? { message: e.message } }, { status: e.status });
         }
-        throw llmError(e, signal);
+        if (signal.aborted) throw signal.reason ?? e;
+        throw new TurnError("llm_error", `The language model at ${endpointName(opts)} ${describeFailure(e)}.`);
       }
     },
     async listModels(signal) {
-      const page = await client.models.list({ signal });
+      const page = await primary.client.models.list({ signal });
       return page.data.map((m) => m.id);
     },
     embeddingModel: opts.embeddingModel,
@@ -105,7 +118,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
       if (!opts.embeddingModel) throw new Error("No embedding model is configured (LLM_EMBEDDING_MODEL).");
       if (!opts.baseUrl && !opts.apiKey) throw new Error("No LLM endpoint is configured for embeddings (LLM_BASE_URL).");
       if (!texts.length) return [];
-      const res = await client.embeddings.create({ model: opts.embeddingModel, input: texts }, { signal });
+      const res = await primary.client.embeddings.create({ model: opts.embeddingModel, input: texts }, { signal });
       const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
       if (vectors.length !== texts.length) {
         throw new Error(`the embedding endpoint returned ${vectors.length} vectors for ${texts.length} texts`);
@@ -115,14 +128,66 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
   };
 }
 
-function llmError(e: unknown, signal: AbortSignal): unknown {
-  if (signal.aborted) return signal.reason ?? e;
-  if (e instanceof TurnError) return e;
-  const detail =
-    e instanceof OpenAI.APIError
-      ? `${e.status ?? "connection"}: ${e.message}`
-      : e instanceof Error
-        ? e.message
-        : String(e);
-  return new TurnError("llm_error", `The language model failed: ${detail}`);
+/**
+ * One streamed chat completion. It ends in one of three ways, decided here: the model
+ * finished (a finish reason arrived), the request was cancelled (the signal's reason is
+ * thrown: the SDK itself ends an aborted stream quietly), or the stream broke.
+ */
+async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGenerator<LlmEvent> {
+  const chunks = await client.chat.completions.create(
+    {
+      model,
+      messages: req.messages as OpenAI.ChatCompletionMessageParam[],
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(req.tools.length
+        ? {
+            tools: req.tools.map((t) => ({
+              type: "function" as const,
+              function: { name: t.name, description: t.description, parameters: t.parameters },
+            })),
+          }
+        : {}),
+    },
+    { signal: req.signal },
+  );
+  const calls = new Map<number, PendingCall>();
+  let finished = false;
+  let output = false;
+  try {
+    for await (const chunk of chunks) {
+      if (chunk.usage) {
+        yield { type: "usage", inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+      }
+      const choice = chunk.choices[0];
+      if (choice?.finish_reason) finished = true;
+      const delta = choice?.delta;
+      if (!delta) continue;
+      if (delta.content) {
+        output = true;
+        yield { type: "text", delta: delta.content };
+      }
+      for (const tc of delta.tool_calls ?? []) {
+        output = true;
+        const call = calls.get(tc.index) ?? { call_id: "", name: "", arguments: "" };
+        if (tc.id) call.call_id = tc.id;
+        if (tc.function?.name) call.name += tc.function.name;
+        if (tc.function?.arguments) call.arguments += tc.function.arguments;
+        calls.set(tc.index, call);
+      }
+    }
+  } catch (e) {
+    if (req.signal.aborted) throw req.signal.reason;
+    if (output) throw new StreamBroken("stream broken", { cause: e });
+    throw e;
+  }
+  if (req.signal.aborted) throw req.signal.reason;
+  if (!finished) {
+    const e = new Error("the connection closed before the answer was complete");
+    if (output) throw new StreamBroken("stream broken", { cause: e });
+    throw e;
+  }
+  if (calls.size) {
+    yield { type: "tool_calls", calls: [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c) };
+  }
 }

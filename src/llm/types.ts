@@ -21,6 +21,8 @@ export interface LlmRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  /** When the turn must be over (ms since the epoch): no retry waits past it. */
+  deadline?: number;
   /** Another model than the configured one (summaries may use `llm.compactionModel`). */
   model?: string;
   /** Sent as `max_tokens`: the most the answer may take. */
@@ -36,7 +38,10 @@ export interface Llm {
   /** The model name sent to the provider, or undefined when none is configured. */
   readonly model: string | undefined;
   readonly configured: boolean;
-  /** One model step, streamed. Throws TurnError("llm_error") on provider failures. */
+  /**
+   * One model step, streamed. Throws TurnError("llm_error") on provider failures, and the
+   * signal's reason when it aborts: a stream never ends quietly half-way.
+   */
   stream(request: LlmRequest): AsyncIterable<LlmEvent>;
   /** Raw pass-through for the model proxy: the provider's own HTTP response. */
   proxyChatCompletions(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;

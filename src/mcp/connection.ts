@@ -55,6 +55,9 @@ export class McpConnection {
   #pingTimer?: ReturnType<typeof setInterval>;
   #stopped = false;
   #stderr = "";
+  #started!: () => void;
+  /** Settles once the first attempt to start the server has succeeded or failed. */
+  readonly firstAttempt = new Promise<void>((resolve) => (this.#started = resolve));
 
   constructor(
     readonly name: string,
@@ -103,11 +106,13 @@ export class McpConnection {
       this.hooks.tools(tools);
       this.hooks.log(`mcp ${this.name}: ready with ${tools.length} tool${tools.length === 1 ? "" : "s"}`);
       if (this.transportKind === "http") this.#startPing(generation, client);
+      this.#started();
     } catch (e) {
       if (generation !== this.#generation) return void closeQuietly(client);
       const stderr = this.#stderrTail();
       const closed = e instanceof McpError && e.code === ErrorCode.ConnectionClosed;
       this.#restart("failed", `could not start: ${closed ? this.#closedReason() : `${message(e)}${stderr ? ` (stderr: ${stderr})` : ""}`}`);
+      this.#started();
     }
   }
 
@@ -210,6 +215,7 @@ export class McpConnection {
   /** Closes the client: ends the HTTP session, or stops the child process (SIGTERM, then SIGKILL). */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#started();
     this.#generation++;
     clearTimeout(this.#retryTimer);
     clearInterval(this.#pingTimer);

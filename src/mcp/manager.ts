@@ -35,16 +35,43 @@ export class McpManager {
     for (const server of this.#servers.values()) server.start();
   }
 
+  /**
+   * Waits, at most `maxMs`, for the servers whose first start is still under way, so that a
+   * turn sees their tools and the approval rules that go with them.
+   */
+  async ready(maxMs: number, signal?: AbortSignal): Promise<void> {
+    const starting = [...this.#servers.values()].filter((s) => s.state === "starting");
+    if (!starting.length || maxMs <= 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort = () => {};
+    await Promise.race([
+      Promise.all(starting.map((s) => s.firstAttempt)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxMs);
+        onAbort = resolve;
+        signal?.addEventListener("abort", onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
+
   status(): McpServerStatus[] {
     return [...this.#servers.values()].map((s) => s.status());
   }
 
   /** The approval policy of a tool nobody set one for: MCP tools of untrusted servers ask. */
   readonly defaultPolicy = (tool: string): ApprovalPolicy => {
-    const owner = this.#tools.get(tool);
+    const owner = this.#tools.get(tool)?.server ?? this.#serverByPrefix(tool);
     if (!owner) return "auto";
-    return this.#servers.get(owner.server)?.trusted ? "auto" : "ask";
+    return this.#servers.get(owner)?.trusted ? "auto" : "ask";
   };
+
+  /** The server a tool name belongs to by its prefix, for tools not (or no longer) listed. */
+  #serverByPrefix(tool: string): string | undefined {
+    for (const name of this.#servers.keys()) if (tool.startsWith(mcpServerPrefix(name))) return name;
+    return undefined;
+  }
 
   async stop(): Promise<void> {
     await Promise.all([...this.#servers.values()].map((s) => s.stop()));

@@ -37,11 +37,13 @@ export class Transcript {
 
   /** Replaces everything with a thread's stored history. */
   load(items: HistoryItem[]): void {
-    this.entries = items.map((i): Entry => {
+    this.entries = items.flatMap((i): Entry[] => {
       if (i.type === "message") {
-        return i.role === "user" ? { kind: "user", text: i.content } : { kind: "assistant", id: i.id, text: i.content, streaming: false };
+        if (i.role === "user") return [{ kind: "user", text: i.content }];
+        const answer: Entry = { kind: "assistant", id: i.id, text: i.content, streaming: false };
+        return i.status === "incomplete" ? [answer, { kind: "notice", text: "(cut short)" }] : [answer];
       }
-      return { kind: "tool", callId: i.call_id, name: i.name, args: i.arguments, output: i.output ?? undefined };
+      return [{ kind: "tool", callId: i.call_id, name: i.name, args: i.arguments, output: i.output ?? undefined }];
     });
   }
 

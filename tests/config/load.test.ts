@@ -85,7 +85,7 @@ describe("layering", () => {
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
     expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] });
     expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], contextWindow: 32768, maxOutputTokens: 4096, memoryFlush: true });
-    expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600 });
+    expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 });
     expect(config.mcp).toEqual({ startWaitMs: 10_000 });
     expect(config.log).toEqual({ level: "info" });
     expect(config.cli.enabled).toBe(true);
@@ -159,6 +159,7 @@ describe("layering", () => {
       LLM_MEMORY_FLUSH: "false",
       HTTP_CALLBACK_ALLOW_HOSTS: "nas.lan, 10.0.0.0/8",
       TURN_TIMEOUT_S: "90",
+      SHUTDOWN_GRACE_MS: "250",
       MCP_START_WAIT_MS: "2500",
       LOG_FORMAT: "JSON",
       LOG_LEVEL: "warn",
@@ -180,7 +181,7 @@ describe("layering", () => {
       cli: { enabled: false },
       http: { enabled: true, host: "127.0.0.1", port: 9090, webhookSecret: "s", callbackAllowHosts: ["nas.lan", "10.0.0.0/8"] },
       responses: { revision: "A", rateLimit: 0 },
-      agent: { maxSteps: 5, turnTimeoutS: 90 },
+      agent: { maxSteps: 5, turnTimeoutS: 90, shutdownGraceMs: 250 },
       mcp: { startWaitMs: 2500 },
       log: { format: "json", level: "warn" },
       memory: { embeddingModel: "emb" },

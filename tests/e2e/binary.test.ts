@@ -141,32 +141,39 @@ describe("the compiled binary", () => {
     url = again.url;
   });
 
-  test("a turn in flight at SIGTERM is stored as failed, not lost", async () => {
-    llm.enqueue({ hang: true });
-    const before = llm.chatRequests().length;
-    const res = await fetch(`${url}/api/v1/responses`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "m", input: "this will be interrupted", stream: true }),
-    });
-    const reader = res.body!.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
-    const id = /"id":"(resp_[0-9a-f]{64})"/.exec(first)![1]!;
-    await llm.waitForRequests(before + 1);
+  test("SIGTERM while the model streams: the stream ends with response.failed/shutdown and the partial answer is stored so", async () => {
     proc.kill("SIGTERM");
-    let rest = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      rest += new TextDecoder().decode(value);
-    }
-    expect(rest).toContain("event: response.failed");
     expect(await proc.exited).toBe(0);
+    const short = await serve({ SHUTDOWN_GRACE_MS: "200" });
+    const words = Array.from({ length: 300 }, (_, i) => `token${i}`).join(" ");
+    llm.enqueue({ text: words, chunkDelayMs: 20 });
+    const c = new OpenAI({ baseURL: `${short.url}/api/v1`, apiKey: token });
+    const stream = await c.responses.create({ model: "m", input: "this will be interrupted", stream: true });
+    let id = "";
+    let streamed = "";
+    let last: any;
+    for await (const event of stream) {
+      if (event.type === "response.created") id = event.response.id;
+      if (event.type === "response.output_text.delta") {
+        streamed += event.delta;
+        if (streamed.split(" ").length === 10) short.proc.kill("SIGTERM");
+      }
+      last = event;
+    }
+    expect(last.type).toBe("response.failed");
+    expect(last.response.error.code).toBe("shutdown");
+    expect(last.response.output[0].status).toBe("incomplete");
+    expect(last.response.output[0].content[0].text).toBe(streamed);
+    expect(words.startsWith(streamed)).toBe(true);
+    expect(streamed.length).toBeLessThan(words.length / 2);
+    expect(await short.proc.exited).toBe(0);
+
     const again = await serve();
-    const got = await fetch(`${again.url}/api/v1/responses/${id}`, { headers: { authorization: `Bearer ${token}` } });
-    const body = (await got.json()) as any;
-    expect(body.status).toBe("failed");
-    expect(body.error.code).toBe("cancelled");
+    const stored = await new OpenAI({ baseURL: `${again.url}/api/v1`, apiKey: token }).responses.retrieve(id);
+    expect(stored.status).toBe("failed");
+    expect(stored.error?.code as string).toBe("shutdown");
+    expect(stored.output[0]).toMatchObject({ type: "message", status: "incomplete" });
+    expect(stored.output_text).toBe(streamed);
     again.proc.kill("SIGTERM");
     expect(await again.proc.exited).toBe(0);
   }, 20_000);

@@ -72,20 +72,50 @@ describe("a server that dies and comes back", () => {
 });
 
 describe("a slow server", () => {
-  test("does not hold up start-up; its tools appear once it is ready", async () => {
+  test("does not hold up start-up; the first turn waits for it and has its tools", async () => {
     const started = Date.now();
     const t = await startWithMcp({ slow: { ...flaky, trusted: true, env: { FLAKY_START_DELAY_MS: "1000" } } });
     try {
       expect(Date.now() - started).toBeLessThan(1_000);
       expect((await mcpStatus(t))[0]).toEqual({ name: "slow", transport: "stdio", state: "starting", tools: 0, error: null });
-      t.llm.enqueue({ text: "nothing yet" });
-      expect((await t.respond({ model: MODEL, input: "hi" })).body.status).toBe("completed");
-      expect(t.llm.lastChat().tools?.map((x: any) => x.function.name) ?? []).not.toContain("mcp__slow__ping");
-
-      await waitForServer(t, "slow", "ready");
       t.llm.enqueue({ toolCalls: [{ name: "mcp__slow__ping", arguments: {} }] }, { text: "done" });
-      expect((await t.respond({ model: MODEL, input: "ping" })).body.status).toBe("completed");
+      const r = await t.respond({ model: MODEL, input: "ping" });
+      expect(r.body.status).toBe("completed");
+      // the model saw the server's tools on its first request, and the call ran
+      expect(t.llm.chatRequests()[0]!.body.tools.map((x: any) => x.function.name)).toContain("mcp__slow__ping");
       expect(toolMessages(t)[0].content).toMatch(/pong from \d+/);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  test("an untrusted server's tool called in the first turn after start-up needs approval", async () => {
+    const t = await startWithMcp({ slow: { ...flaky, env: { FLAKY_START_DELAY_MS: "1000" } } });
+    try {
+      expect((await mcpStatus(t))[0].state).toBe("starting");
+      t.llm.enqueue({ toolCalls: [{ name: "mcp__slow__ping", arguments: {} }] }, { text: "should not be reached" });
+      const r = await t.respond({ model: MODEL, input: "ping" });
+      expect(r.body.status).toBe("failed");
+      expect(r.body.error.code).toBe("approval_required");
+      expect(r.body.error.message).toContain("mcp__slow__ping");
+      expect(t.llm.chatRequests()).toHaveLength(1);
+      expect(t.llm.chatRequests()[0]!.body.tools.map((x: any) => x.function.name)).toContain("mcp__slow__ping");
+    } finally {
+      await t.stop();
+    }
+  });
+
+  test("MCP_START_WAIT_MS bounds the wait; a call to the tool before the server is up still asks first", async () => {
+    const t = await startWithMcp({ slow: { ...flaky, env: { FLAKY_START_DELAY_MS: "3000" } } }, { env: { MCP_START_WAIT_MS: "200" } });
+    try {
+      t.llm.enqueue({ toolCalls: [{ name: "mcp__slow__ping", arguments: {} }] }, { text: "should not be reached" });
+      const started = Date.now();
+      const r = await t.respond({ model: MODEL, input: "ping" });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(t.llm.chatRequests()[0]!.body.tools?.map((x: any) => x.function.name) ?? []).not.toContain("mcp__slow__ping");
+      // not listed yet, but it is the untrusted server's tool: it does not run unasked
+      expect(r.body.status).toBe("failed");
+      expect(r.body.error.code).toBe("approval_required");
     } finally {
       await t.stop();
     }

@@ -39,6 +39,8 @@ export async function startTestService(
     GATEWAY_HOST: "127.0.0.1",
     GATEWAY_PORT: "0",
     RESPONSES_RATE_LIMIT: "0",
+    // one scripted error is one failure; tests of retries set their own count
+    LLM_MAX_RETRIES: "0",
     ...opts.env,
   };
   const logs: string[] = [];

@@ -5,8 +5,10 @@ export type ToolCallSpec = { name: string; arguments: unknown; id?: string };
 export type Step =
   | { text: string; chunks?: number; usage?: { prompt_tokens: number; completion_tokens: number }; delayMs?: number; chunkDelayMs?: number }
   | { toolCalls: ToolCallSpec[]; text?: string; delayMs?: number; chunkDelayMs?: number }
-  | { error: { status: number; message?: string }; delayMs?: number }
+  | { error: { status: number; message?: string; headers?: Record<string, string>; body?: string }; delayMs?: number }
   | { dropAfterChunks: number; text: string }
+  /** Sends the first text chunks, then ends the response cleanly, with no finish reason and no [DONE]. */
+  | { endAfterChunks: number; text: string }
   | { hang: true };
 export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; at: number };
 export type Responder = (body: any, req: RecordedRequest) => Step | Promise<Step>;
@@ -19,6 +21,10 @@ export interface ScriptedLLM {
   enqueue(...steps: Step[]): void;
   respondWith(fn: Responder | null): void;
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  /** Text chunks sent so far in streamed answers (every request counts). */
+  textChunksSent(): number;
+  /** Resolves once `n` text chunks have been sent in all (readiness for "mid-answer" tests). */
+  waitForTextChunks(n: number, timeoutMs?: number): Promise<void>;
   reset(): void;
   close(): Promise<void>;
 }
@@ -74,6 +80,8 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
   let lastChatBody: any = undefined;
   let seq = 0;
   const waiters = new Set<{ n: number; done: () => void }>();
+  let chunksSent = 0;
+  const chunkWaiters = new Set<{ n: number; done: () => void }>();
   // Things to release on close(): pending sleeps and hangs.
   const pending = new Set<() => void>();
 
@@ -118,8 +126,11 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
     }
     if ("delayMs" in step && !(await sleep(step.delayMs, signal))) return new Response(null, { status: 499 });
     if ("error" in step) {
-      const { status, message = `scripted error ${status}` } = step.error;
-      return json(errorBody(message, status >= 500 ? "server_error" : "invalid_request_error", status), status);
+      const { status, message = `scripted error ${status}`, headers = {}, body: raw } = step.error;
+      if (raw !== undefined) return new Response(raw, { status, headers: { "content-type": "text/html", ...headers } });
+      const res = json(errorBody(message, status >= 500 ? "server_error" : "invalid_request_error", status), status);
+      for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
+      return res;
     }
 
     const id = `chatcmpl-${++seq}`;
@@ -138,7 +149,7 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
     const usage = { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens };
 
     if (!body?.stream) {
-      if ("dropAfterChunks" in step) return dropResponse([]);
+      if ("dropAfterChunks" in step || "endAfterChunks" in step) return dropResponse([]);
       const message = { role: "assistant", content: text || (calls.length ? null : ""), ...(calls.length ? { tool_calls: calls } : {}) };
       return json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, logprobs: null, finish_reason }], usage });
     }
@@ -146,8 +157,11 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
     const frame = (delta: object | null, finish: string | null = null) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: delta ?? {}, logprobs: null, finish_reason: finish }] })}\n\n`;
     const frames = [frame({ role: "assistant", content: "" })];
+    const firstText = frames.length;
     for (const piece of splitText(text, "chunks" in step ? step.chunks : undefined)) frames.push(frame({ content: piece }));
+    const textFrames = frames.length - firstText;
     if ("dropAfterChunks" in step) return dropResponse(frames.slice(0, step.dropAfterChunks + 1));
+    if ("endAfterChunks" in step) return new Response(frames.slice(0, step.endAfterChunks + 1).join(""), { headers: { "content-type": "text/event-stream" } });
     calls.forEach((c, index) => {
       frames.push(frame({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } }] }));
       const args = c.function.arguments;
@@ -164,18 +178,27 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
 
     const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
     const chunkDelay = "chunkDelayMs" in step ? step.chunkDelayMs : 0;
-    if (!chunkDelay) return new Response(frames.join(""), { headers });
+    if (!chunkDelay) {
+      countChunks(textFrames);
+      return new Response(frames.join(""), { headers });
+    }
     let i = 0;
     return new Response(
       new ReadableStream({
         async pull(controller) {
           if (i > 0 && !(await sleep(chunkDelay, signal))) return controller.close();
           controller.enqueue(encoder.encode(frames[i++]));
+          if (i - 1 >= firstText && i - 1 < firstText + textFrames) countChunks(1);
           if (i >= frames.length) controller.close();
         },
       }),
       { headers },
     );
+  }
+
+  function countChunks(n: number): void {
+    chunksSent += n;
+    for (const w of chunkWaiters) if (chunksSent >= w.n) w.done();
   }
 
   /** Sends `frames`, then errors the body stream so Bun tears the connection down mid-response. */
@@ -265,8 +288,24 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
         waiters.add(w);
       });
     },
+    textChunksSent: () => chunksSent,
+    waitForTextChunks(n, timeoutMs = 5000) {
+      if (chunksSent >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const w = {
+          n,
+          done: () => { clearTimeout(timer); chunkWaiters.delete(w); resolve(); },
+        };
+        const timer = setTimeout(() => {
+          chunkWaiters.delete(w);
+          reject(new Error(`waitForTextChunks: expected ${n} text chunks, got ${chunksSent} after ${timeoutMs}ms`));
+        }, timeoutMs);
+        chunkWaiters.add(w);
+      });
+    },
     reset() {
       queue = [];
+      chunksSent = 0;
       responder = null;
       requests.length = 0;
       chatCount = 0;

@@ -12,7 +12,7 @@ export const OutputText = Type.Object({
 export const OutputMessage = Type.Object({
   type: Type.Literal("message"),
   id: Type.String(),
-  status: Type.Union([Type.Literal("in_progress"), Type.Literal("completed")]),
+  status: Type.Union([Type.Literal("in_progress"), Type.Literal("completed"), Type.Literal("incomplete")]),
   role: Type.Literal("assistant"),
   content: Type.Array(OutputText),
 });
@@ -129,7 +129,7 @@ export function usage(u: { inputTokens: number; outputTokens: number; costUsd?: 
 
 /** Caller-visible items: assistant messages and caller tool calls (built-in tool calls stay inside). */
 export function outputItem(item: ConversationItem): OutputItem | undefined {
-  if (item.type === "message" && item.role === "assistant") return messageItem(item.id, item.content, "completed");
+  if (item.type === "message" && item.role === "assistant") return messageItem(item.id, item.content, item.status ?? "completed");
   if (item.type === "function_call" && item.external) return functionCallItem(item, "completed");
   return undefined;
 }

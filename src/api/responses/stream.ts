@@ -57,7 +57,7 @@ export class ResponseEventMapper {
         this.emit({ type: "response.output_text.done", item_id: id, output_index, content_index: 0, text, logprobs: [] });
         const part = { type: "output_text" as const, text, annotations: [] };
         this.emit({ type: "response.content_part.done", item_id: id, output_index, content_index: 0, part });
-        this.emit({ type: "response.output_item.done", output_index, item: messageItem(id, text, "completed") });
+        this.emit({ type: "response.output_item.done", output_index, item: messageItem(id, text, ev.item.status ?? "completed") });
         return;
       }
       case "function_call": {

@@ -9,7 +9,7 @@ const WEBHOOK_RATE_PER_MINUTE = 60;
 
 /** The webhook channel on its own listener (HTTP_HOST:HTTP_PORT), with its job worker. */
 export async function startWebhookChannel(config: Config, db: Db, agent: Agent, log: (m: string) => void) {
-  const worker = new JobWorker({ db, agent, log });
+  const worker = new JobWorker({ db, agent, log, turnTimeoutMs: config.agent.turnTimeoutS * 1000 });
   const app = webhookApp({
     db,
     worker,

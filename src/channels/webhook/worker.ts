@@ -14,7 +14,7 @@ export class JobWorker {
   #again = false;
   #stopping = false;
 
-  constructor(private readonly deps: { db: Db; agent: Agent; log: (m: string) => void }) {}
+  constructor(private readonly deps: { db: Db; agent: Agent; log: (m: string) => void; turnTimeoutMs: number }) {}
 
   async start(): Promise<void> {
     const again = await requeueInterrupted(this.deps.db);
@@ -73,6 +73,7 @@ export class JobWorker {
         messages: [{ role: "user", content }],
         toolOutputs: [],
         model: "default",
+        timeoutMs: this.deps.turnTimeoutMs,
         commitAlso: (r) => this.#finish(job, threadId, r),
       });
       const run = turn.run();
@@ -87,7 +88,7 @@ export class JobWorker {
   /** The job's end, written in the turn's transaction. */
   #finish(job: JobRow, priorThread: string | undefined, r: TurnResult) {
     const { db } = this.deps;
-    if (r.status !== "completed" && r.error?.code === "cancelled" && this.#stopping) {
+    if (r.error?.code === "shutdown") {
       // Cut short by a shutdown: back to the queue, and this attempt's writes undone in the
       // same transaction, so the job runs again from scratch as if it had never started.
       return [

@@ -27,6 +27,9 @@ export interface ThreadState {
   live: LiveTurn[];
 }
 
+/** Shown under an answer that was stored cut short. */
+export const CUT_SHORT = "This answer was cut short.";
+
 const emptyThread = (): ThreadState => ({ history: [], live: [] });
 
 let counter = 0;
@@ -117,12 +120,15 @@ export class ChatModel {
   /** Replaces the stored part of a thread; keeps only the turns still running. */
   loadHistory(threadId: string, h: History): void {
     const t = this.thread(threadId);
-    const items: ViewItem[] = h.items.map((i) =>
+    const items: ViewItem[] = h.items.flatMap((i): ViewItem[] =>
       i.type === "message"
         ? i.role === "user"
-          ? { kind: "user", id: i.id, text: i.content }
-          : { kind: "assistant", id: i.id, text: i.content, streaming: false }
-        : { kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: false },
+          ? [{ kind: "user", id: i.id, text: i.content }]
+          : [
+              { kind: "assistant", id: i.id, text: i.content, streaming: false },
+              ...(i.status === "incomplete" ? [{ kind: "notice" as const, id: `cut-${i.id}`, tone: "info" as const, text: CUT_SHORT }] : []),
+            ]
+        : [{ kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: false }],
     );
     if (h.waiting?.kind === "approval") {
       items.push(approvalItem(threadId, h.waiting.call_id, h.waiting.tool ?? "a tool", h.waiting.arguments ?? ""));

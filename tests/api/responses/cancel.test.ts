@@ -1,57 +1,7 @@
 // POST /api/v1/responses/{id}/cancel: cancels an in-flight (streamed) turn.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../support/harness";
-
-type SseEvent = { event: string | undefined; data: any };
-
-/** A streamed POST, read event by event. */
-async function openStream(t: TestService, body: Record<string, unknown>, token?: string) {
-  const res = await t.api("/api/v1/responses", { method: "POST", json: { ...body, stream: true }, token });
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toContain("text/event-stream");
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = "";
-  const seen: SseEvent[] = [];
-  async function next(): Promise<SseEvent | undefined> {
-    for (;;) {
-      const end = buf.indexOf("\n\n");
-      if (end >= 0) {
-        const frame = buf.slice(0, end);
-        buf = buf.slice(end + 2);
-        let event: string | undefined;
-        const data: string[] = [];
-        for (const line of frame.split("\n")) {
-          if (line.startsWith("event:")) event = line.slice(6).trim();
-          else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
-        }
-        if (!data.length) continue; // a comment (keepalive)
-        const ev = { event, data: JSON.parse(data.join("\n")) };
-        seen.push(ev);
-        return ev;
-      }
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buf += decoder.decode(value, { stream: true });
-    }
-  }
-  return {
-    seen,
-    next,
-    async until(type: string): Promise<SseEvent> {
-      for (;;) {
-        const ev = await next();
-        if (!ev) throw new Error(`stream ended before ${type}; saw ${seen.map((e) => e.event).join(", ")}`);
-        if (ev.data.type === type) return ev;
-      }
-    },
-    async rest(): Promise<SseEvent[]> {
-      const out: SseEvent[] = [];
-      for (let ev = await next(); ev; ev = await next()) out.push(ev);
-      return out;
-    },
-  };
-}
+import { openStream } from "../../support/responses-stream";
 
 async function cancel(t: TestService, id: string, token?: string) {
   const res = await t.api(`/api/v1/responses/${id}/cancel`, { method: "POST", token });

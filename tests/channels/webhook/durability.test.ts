@@ -27,7 +27,7 @@ function newest(path: string): number {
 type Running = { proc: Subprocess<"ignore", "pipe", "pipe">; url: string; webhook: string; output: () => string };
 
 /** Starts `serve` on `home` and resolves once it printed its URLs (readiness, not a sleep). */
-async function serve(home: string): Promise<Running> {
+async function serve(home: string, extraEnv: Record<string, string> = {}): Promise<Running> {
   const proc = spawn([BIN, "serve"], {
     cwd: dir,
     env: {
@@ -45,6 +45,7 @@ async function serve(home: string): Promise<Running> {
       HTTP_HOST: "127.0.0.1",
       HTTP_PORT: "0",
       HTTP_WEBHOOK_SECRET: SECRET,
+      ...extraEnv,
     },
     stdout: "pipe",
     stderr: "pipe",
@@ -216,7 +217,7 @@ describe("webhook jobs across restarts of the binary", () => {
     llm.reset();
     llm.respondWith((body) => (messageOf(body) === messages[0] ? { hang: true } : { text: answer(messageOf(body)) }));
 
-    const first = await serve(home);
+    const first = await serve(home, { SHUTDOWN_GRACE_MS: "200" });
     const ids: string[] = [];
     for (const message of messages) ids.push(await postJob(first, { user_id: "ops", message }));
     await llm.waitForRequests(1);
@@ -249,5 +250,37 @@ describe("webhook jobs across restarts of the binary", () => {
     data = await readDatabase(home);
     expect(data.jobs.map((j) => j.attempts)).toEqual([2, 1]);
     expectEachTurnOnce(data, messages, answer);
+  }, 40_000);
+
+  test("SIGTERM while the model is streaming a job's answer: back to the queue, then run again in full, once", async () => {
+    const home = join(dir, "stream-home");
+    const long = Array.from({ length: 300 }, (_, i) => `part${i}`).join(" ");
+    const message = "streamed job";
+    llm.reset();
+    llm.respondWith(() => ({ text: long, chunkDelayMs: 20 }));
+
+    const first = await serve(home, { SHUTDOWN_GRACE_MS: "200" });
+    const id = await postJob(first, { user_id: "ops", message });
+    await llm.waitForTextChunks(10);
+    first.proc.kill("SIGTERM");
+    expect(await first.proc.exited).toBe(0);
+    let data = await readDatabase(home);
+    // the answer was cut short by the stop: not completed, and nothing of it kept
+    expect(data.jobs.map((j) => j.status)).toEqual(["queued"]);
+    expect(data.jobs[0]!.response).toBeNull();
+    expect(data.items).toHaveLength(0);
+    expect(data.responses).toHaveLength(0);
+
+    llm.reset();
+    llm.respondWith(() => ({ text: long }));
+    const second = await serve(home);
+    await allFinished(second, [id]);
+    expect(await jobRecord(second, id)).toMatchObject({ status: "completed", response: long });
+    expect(llm.chatRequests()).toHaveLength(1);
+    second.proc.kill("SIGTERM");
+    expect(await second.proc.exited).toBe(0);
+    data = await readDatabase(home);
+    expect(data.jobs.map((j) => j.attempts)).toEqual([2]);
+    expectEachTurnOnce(data, [message], () => long);
   }, 40_000);
 });

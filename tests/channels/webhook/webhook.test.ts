@@ -496,6 +496,37 @@ describe("webhook configuration", () => {
     }
   });
 
+  test("a HTTP_WEBHOOK_SECRET under 16 characters: startService refuses and says why", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "service-webhook-cfg-"));
+    try {
+      const env = { SERVICE_HOME: join(dir, "home"), GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", HTTP_ENABLED: "true", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: "hunter2" };
+      const started = startService({ paths: servicePaths(env), env, log: () => {} });
+      await expect(started).rejects.toBeInstanceOf(ConfigError);
+      await expect(started).rejects.toThrow("HTTP_WEBHOOK_SECRET is 7 characters long: the webhook channel needs a secret of at least 16 characters");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a job that runs past TURN_TIMEOUT_S while the model streams fails with turn_timeout, its partial answer kept", async () => {
+    const t = await startTestService({ env: webhookEnv({ TURN_TIMEOUT_S: "1" }) });
+    try {
+      const words = Array.from({ length: 300 }, (_, i) => `w${i}`).join(" ");
+      t.llm.enqueue({ text: words, chunkDelayMs: 20 });
+      const job = await accept(t, { user_id: "ops", message: "a long report" });
+      const row = await finished(t, job.job_id);
+      expect(row.status).toBe("failed");
+      expect(JSON.parse(row.error!).code).toBe("turn_timeout");
+      expect(words.startsWith(row.response!)).toBe(true);
+      expect(row.response!.length).toBeGreaterThan(0);
+      expect(row.response!.length).toBeLessThan(words.length / 2);
+      const rec = await hook(t, `/jobs/${job.job_id}`);
+      expect(rec.body).toMatchObject({ status: "failed", error: { code: "turn_timeout" } });
+    } finally {
+      await t.stop();
+    }
+  });
+
   test("off by default: no webhook URL, and /api/status says so", async () => {
     const t = await startTestService();
     try {
