@@ -115,6 +115,9 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
+    context: config.llm,
+    notes: memory,
+    log,
   });
   const services: Services = {
     memory,

@@ -1,9 +1,15 @@
-import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../errors";
+import { InvalidRequest, NotFound, TurnError, Unavailable, type TurnErrorCode } from "../errors";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Llm } from "../llm/types";
 import type { Safety } from "../safety/safety";
-import { commitTurn, getGate, getThread, loadItems, type Gate } from "../store/conversations";
+import type { ContextSettings } from "../context/budget";
+import type { CompactionItem } from "../context/compaction";
+import { Calibrations } from "../context/estimate";
+import type { NoteStore } from "../context/flush";
+import { ThreadContext } from "../context/thread-context";
+import { loadThreadContext, storeCompaction, type ThreadContextRows } from "../store/compactions";
+import { commitTurn, getGate, getThread, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../tools/tool";
@@ -30,6 +36,11 @@ export interface AgentDeps {
   authorization?: (toolName: string, userId: string, threadId: string) => Promise<{ extension: string; url: string } | undefined>;
   /** Resolves once tools still being set up (MCP servers starting) are in place, or waited for long enough. */
   toolsReady?: (signal: AbortSignal) => Promise<void>;
+  /** The context window and how long threads are compacted (`llm.*`). */
+  context: ContextSettings;
+  /** Where the silent step before a compaction writes its notes (workspace memory). */
+  notes?: NoteStore;
+  log?: (message: string) => void;
 }
 
 export type ApprovalDecision = "approve" | "deny" | "always";
@@ -96,9 +107,18 @@ export interface Turn {
   run(): AsyncGenerator<AgentEvent, TurnResult>;
 }
 
+/** What a turn starts from: the thread's context, this turn's input items, the user's tool policies. */
+interface Opened {
+  context: ThreadContext;
+  produced: ConversationItem[];
+  policy: (toolName: string) => ApprovalPolicy;
+}
+
 export class Agent {
   readonly #locks = new ThreadLocks();
   readonly #inflight = new Map<string, Inflight>();
+  /** What the provider's token counts taught us, for every thread. */
+  readonly #calibrations = new Calibrations();
 
   constructor(readonly deps: AgentDeps) {}
 
@@ -117,7 +137,13 @@ export class Agent {
       checkResume(req, undefined, this.deps.gateUrl(threadId));
       // locked too: a follow-up naming this turn's id (streamed in response.created) waits for it
       const release = await this.#locks.acquire(threadId);
-      return this.#turn(req, base, { isNew: true, history: [], gate: undefined, tools: undefined }, release);
+      try {
+        const opened = await this.#open(req, threadId, undefined, undefined, undefined);
+        return this.#turn(req, base, { isNew: true, gate: undefined, tools: undefined, ...opened }, release);
+      } catch (e) {
+        release();
+        throw e;
+      }
     }
 
     const release = await this.#locks.acquire(threadId);
@@ -129,13 +155,75 @@ export class Agent {
       }
       const gate = await getGate(this.deps.db, threadId);
       checkResume(req, gate, this.deps.gateUrl(threadId));
-      const history = await loadItems(this.deps.db, threadId);
+      const rows = await loadThreadContext(this.deps.db, thread);
       const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : undefined;
-      return this.#turn(req, base, { isNew: false, history, gate, tools }, release);
+      const opened = await this.#open(req, threadId, rows, gate, tools);
+      return this.#turn(req, base, { isNew: false, gate, tools, ...opened }, release);
     } catch (e) {
       release();
       throw e;
     }
+  }
+
+  /**
+   * Summarises a thread's turns but the latest, as `/compact` asks: the compaction stored,
+   * or undefined when there is nothing before the latest turn. Waits for a running turn.
+   */
+  async compact(userId: string, threadId: string, signal: AbortSignal): Promise<CompactionItem | undefined> {
+    const release = await this.#locks.acquire(threadId);
+    try {
+      const thread = await getThread(this.deps.db, threadId);
+      if (!thread || thread.userId !== userId) throw new NotFound(`No thread found with id ${threadId}.`);
+      const gate = await getGate(this.deps.db, threadId);
+      const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : [];
+      const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await loadThreadContext(this.deps.db, thread), gate, tools);
+      return (await context.compact("manual", [], [...this.deps.tools.specs(), ...tools], signal)).item;
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A turn's starting point. The system prompt is built here, so that an input that could
+   * never fit the context window is refused (400) before anything is stored.
+   */
+  async #open(
+    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools">,
+    threadId: string,
+    rows: ThreadContextRows | undefined,
+    gate: Gate | undefined,
+    threadTools: ExternalTool[] | undefined,
+  ): Promise<Opened> {
+    const { deps } = this;
+    const policy = await deps.policies(req.userId);
+    const context = new ThreadContext(
+      {
+        llm: deps.llm,
+        settings: deps.context,
+        calibrations: this.#calibrations,
+        noteTool: deps.tools.specs().find((t) => t.name === "memory_write"),
+        notes: deps.notes,
+        redact: (text) => deps.safety.redact(text),
+        store: (id, item, seq) => storeCompaction(deps.db, id, item, seq),
+        log: deps.log ?? (() => {}),
+      },
+      {
+        threadId,
+        userId: req.userId,
+        system: systemPrompt(await deps.identity(req.userId)),
+        compaction: rows?.compaction,
+        history: rows?.history ?? [],
+        nextSeq: rows?.nextSeq ?? 0,
+        awaited: gate?.kind === "external_tool" ? gate.callId : undefined,
+        policy,
+      },
+    );
+    const produced: ConversationItem[] = [
+      ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
+      ...req.messages.map((m) => ({ type: "message" as const, id: itemId(), ...m })),
+    ];
+    context.checkInput(produced, [...deps.tools.specs(), ...(req.externalTools ?? threadTools ?? [])]);
+    return { context, produced, policy };
   }
 
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */
@@ -161,7 +249,7 @@ export class Agent {
   #turn(
     req: TurnRequest,
     base: { id: string; threadId: string; createdAt: number; model: string },
-    state: { isNew: boolean; history: ConversationItem[]; gate: Gate | undefined; tools: ExternalTool[] | undefined },
+    state: Opened & { isNew: boolean; gate: Gate | undefined; tools: ExternalTool[] | undefined },
     release: () => void,
   ): Turn {
     const { deps } = this;
@@ -182,10 +270,7 @@ export class Agent {
               req.timeoutMs,
             )
           : undefined;
-        const produced: ConversationItem[] = [
-          ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
-          ...req.messages.map((m) => ({ type: "message" as const, id: itemId(), ...m })),
-        ];
+        const { produced } = state;
         const usage = { inputTokens: 0, outputTokens: 0 };
         const external = req.externalTools ?? state.tools ?? [];
         let error: TurnResult["error"] = null;
@@ -196,15 +281,14 @@ export class Agent {
             llm: deps.llm,
             tools: deps.tools,
             external,
-            system: systemPrompt(await deps.identity(req.userId)),
-            history: state.history,
+            context: state.context,
             pending: state.gate?.pending ?? [],
             maxSteps: deps.maxSteps,
             ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
             deadline: req.timeoutMs ? startedAt + req.timeoutMs : undefined,
             produced,
             safety: deps.safety,
-            policy: await deps.policies(req.userId),
+            policy: state.policy,
             decision: req.approval && state.gate ? { callId: state.gate.callId, approve: req.approval !== "deny" } : undefined,
             authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, base.threadId)),
           });
@@ -249,7 +333,7 @@ export class Agent {
               meta: req.meta ? JSON.stringify(req.meta) : null,
               createdAt: base.createdAt,
             },
-            items: produced.map((item, i) => ({ seq: state.history.length + i, item })),
+            items: produced.map((item, i) => ({ seq: state.context.nextSeq + i, item })),
             gate,
             also: req.commitAlso?.(result),
           });

@@ -8,7 +8,7 @@ import type { Placed } from "../store/compactions";
 import { contextBudget, type ContextBudget, type ContextSettings } from "./budget";
 import type { CompactionItem } from "./compaction";
 import { rawItemTokens, rawMessageTokens, rawToolTokens, type Calibrations } from "./estimate";
-import { memoryFlush, type NoteStore } from "./flush";
+import { memoryFlush, redactMessage, type NoteStore } from "./flush";
 import { isContextOverflow, reportedPromptTokens } from "./overflow";
 import { chooseCut, safeCuts, total, trimOutputs, type Sized } from "./plan";
 import { summarise } from "./summarise";
@@ -43,7 +43,7 @@ export interface ThreadState {
 
 export type Usage = { inputTokens: number; outputTokens: number };
 
-/** A model step's messages, and what was done to make them fit. */
+/** A model step's messages (redacted), and what was done to make them fit. */
 export interface StepMessages {
   messages: ChatMessage[];
   /** A compaction stored to make room, if one was. */
@@ -222,7 +222,10 @@ export class ThreadContext {
   }
 
   #messages(view: Sized[], tools: ToolSpec[]): ChatMessage[] {
-    const messages: ChatMessage[] = [{ role: "system", content: this.#system() }, ...toChatMessages(view.map((s) => s.item))];
+    // nothing that looks like a credential reaches the model, whoever wrote it
+    const messages = [{ role: "system" as const, content: this.#system() }, ...toChatMessages(view.map((s) => s.item))].map((m) =>
+      redactMessage(m, this.deps.redact),
+    );
     this.#lastRaw = messages.reduce((n, m) => n + rawMessageTokens(m), rawToolTokens(tools));
     return messages;
   }
