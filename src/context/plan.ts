@@ -52,6 +52,8 @@ export function chooseCut(history: Sized[], current: ConversationItem[], keep: n
 
 const TRIM_NOTE = (shown: number, total: number) =>
   `\n[... tool output trimmed for the model's context: ${shown} of ${total} characters shown; the whole output stays in the thread's history ...]\n`;
+/** The notes `trimOutput` leaves, to tell them from what a tool said. */
+export const TRIM_NOTES = /\n\[\.\.\. tool output trimmed for the model's context: \d+ of \d+ characters shown[^\]]*\]\n/g;
 
 /** Keeps the head and the tail of a long tool output (the tags around it stay intact). */
 export function trimOutput(text: string, maxChars: number): string {

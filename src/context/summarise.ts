@@ -4,7 +4,7 @@ import type { ContextBudget } from "./budget";
 import { rawMessageTokens, rawTextTokens, type Calibration } from "./estimate";
 import { identifiers } from "./identifiers";
 import { isContextOverflow } from "./overflow";
-import { trimOutput } from "./plan";
+import { TRIM_NOTES, trimOutput } from "./plan";
 
 export function summaryPrompt(words: number): string {
   return `You maintain the running summary of a long conversation between a user and an AI assistant that uses tools. The summary replaces the earlier turns: the assistant will continue the conversation from it alone, so it must keep everything still needed.
@@ -35,12 +35,19 @@ export interface Summary {
 /** A tool output in a transcript: the summary needs what it said, not all of it. */
 const TRANSCRIPT_OUTPUT_CHARS = 2000;
 
-/** The items as plain transcript lines, one per item: no tool pairs for a provider to check. */
+/**
+ * The items as plain transcript lines, one per item: no tool pairs for a provider to check.
+ * Call ids stay out: they mean nothing later, and would pass for identifiers to keep.
+ */
 export function transcriptLines(items: ConversationItem[]): string[] {
+  const names = new Map<string, string>();
   return items.map((it) => {
     if (it.type === "message") return `[${it.role}${it.status === "incomplete" ? ", cut short" : ""}] ${it.content}`;
-    if (it.type === "function_call") return `[assistant calls ${it.name} (${it.call_id})] ${it.arguments}`;
-    return `[result of ${it.call_id}] ${trimOutput(it.output, TRANSCRIPT_OUTPUT_CHARS)}`;
+    if (it.type === "function_call") {
+      names.set(it.call_id, it.name);
+      return `[assistant calls ${it.name}] ${it.arguments}`;
+    }
+    return `[${names.get(it.call_id) ?? "tool"} result] ${trimOutput(it.output, TRANSCRIPT_OUTPUT_CHARS)}`;
   });
 }
 
@@ -127,7 +134,7 @@ const IDS_HEAD = "\nIdentifiers from the summarised turns, verbatim: ";
  */
 export function fitSummary(summary: string, source: string, budget: number, cal: Calibration): string {
   const tokens = (t: string) => cal.scale(rawTextTokens(t));
-  const missing = identifiers(source).filter((id) => !summary.includes(id));
+  const missing = identifiers(source.replace(TRIM_NOTES, "\n")).filter((id) => !summary.includes(id));
   let ids = "";
   for (let i = missing.length - 1; i >= 0; i--) {
     const next = ids ? `${missing[i]}, ${ids}` : missing[i]!;
