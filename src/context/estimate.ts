@@ -86,7 +86,9 @@ export class Calibration {
   observe(raw: number, reported: number): void {
     // tiny requests say more about the template's fixed cost than about the text
     if (raw < 64 || reported <= 0) return;
-    const ratio = Math.min(4, Math.max(0.25, reported / raw));
+    // a provider that counts far less than we do is not followed all the way: being wrong that
+    // way costs a failed request, being cautious only some room
+    const ratio = Math.min(4, Math.max(0.5, reported / raw));
     this.#factor = ratio > this.#factor ? ratio : this.#factor * 0.8 + ratio * 0.2;
   }
 

@@ -83,4 +83,25 @@ export function trimOutputs(items: Sized[], room: number, maxTokens: number, siz
   return out;
 }
 
+/**
+ * Trims tool outputs, oldest first, each just enough (down to `minTokens`), until the items
+ * take at most `room` tokens: the latest output, the one the model is working on, keeps the
+ * most. Returns the new sizes.
+ */
+export function trimToFit(items: Sized[], room: number, minTokens: number, size: (item: ConversationItem) => number): Sized[] {
+  const out = [...items];
+  let excess = total(out) - room;
+  for (let i = 0; i < out.length && excess > 0; i++) {
+    const s = out[i]!;
+    if (s.item.type !== "function_call_output" || s.tokens <= minTokens) continue;
+    // the note trimOutput adds costs a few tokens: aim a little lower
+    const target = Math.max(minTokens, s.tokens - excess - 48);
+    const item = { ...s.item, output: trimOutput(s.item.output, Math.floor((s.item.output.length * target) / s.tokens)) };
+    const tokens = size(item);
+    excess -= s.tokens - tokens;
+    out[i] = { item, tokens };
+  }
+  return out;
+}
+
 export const total = (items: Sized[]) => items.reduce((n, s) => n + s.tokens, 0);

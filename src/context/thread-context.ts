@@ -10,7 +10,7 @@ import type { CompactionItem } from "./compaction";
 import { rawItemTokens, rawMessageTokens, rawToolTokens, type Calibrations } from "./estimate";
 import { memoryFlush, redactMessage, type NoteStore } from "./flush";
 import { isContextOverflow, reportedPromptTokens } from "./overflow";
-import { chooseCut, safeCuts, total, trimOutputs, type Sized } from "./plan";
+import { chooseCut, safeCuts, total, trimOutputs, trimToFit, type Sized } from "./plan";
 import { summarise } from "./summarise";
 
 /** What every thread's context shares: the LLM, the settings, what the service has learnt of its tokens. */
@@ -108,16 +108,23 @@ export class ThreadContext {
     for (;;) {
       const room = this.budget.prompt - this.#fixed(tools);
       const limit = this.#harder ? Math.floor(room * 0.8) : room;
-      const cur = this.#sized(current);
-      const view = [...trimOutputs(this.#sized(this.#history.map((p) => p.item)), limit - total(cur), this.#oldOutputTokens(), this.#size), ...cur];
-      if (total(view) <= limit) return { messages: this.#messages(view, tools), compacted, usage };
+      let cur = this.#sized(current);
+      // 1. older tool outputs are trimmed first
+      const history = trimOutputs(this.#sized(this.#history.map((p) => p.item)), limit - total(cur), this.#oldOutputTokens(), this.#size);
+      const fits = (view: Sized[]) => total(view) <= limit;
+      if (fits([...history, ...cur])) return { messages: this.#messages([...history, ...cur], tools), compacted, usage };
+      // 2. this turn's own tool outputs may take what older turns leave, and at least half
+      cur = trimToFit(cur, Math.max(Math.floor(limit / 2), limit - total(history)), MIN_OUTPUT_TOKENS, this.#size);
+      if (fits([...history, ...cur])) return { messages: this.#messages([...history, ...cur], tools), compacted, usage };
+      // 3. older turns are summarised
       if (!compacted) {
         const r = await this.compact(this.#harder ? "overflow" : "auto", current, tools, signal);
         add(usage, r.usage);
         if ((compacted = r.item)) continue;
       }
-      const squeezed = trimOutputs(view, limit, MIN_OUTPUT_TOKENS, this.#size);
-      if (total(squeezed) <= limit) return { messages: this.#messages(squeezed, tools), compacted, usage };
+      // 4. last, whatever tool output is left is trimmed to its least
+      const squeezed = trimToFit([...history, ...cur], limit, MIN_OUTPUT_TOKENS, this.#size);
+      if (fits(squeezed)) return { messages: this.#messages(squeezed, tools), compacted, usage };
       throw new TurnError(
         "llm_error",
         `This turn no longer fits in the model's context: its messages and tool results take about ${total(squeezed)} tokens after trimming, ` +
