@@ -175,9 +175,8 @@ export class Agent {
       const thread = await getThread(this.deps.db, threadId);
       if (!thread || thread.userId !== userId) throw new NotFound(`No thread found with id ${threadId}.`);
       const gate = await getGate(this.deps.db, threadId);
-      const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : [];
-      const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await loadThreadContext(this.deps.db, thread), gate, tools);
-      return (await context.compact("manual", [], [...this.deps.tools.specs(), ...tools], signal)).item;
+      const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await loadThreadContext(this.deps.db, thread), gate, undefined);
+      return (await context.compact(signal)).item;
     } finally {
       release();
     }

@@ -68,11 +68,13 @@ export class ThreadContext {
   #compaction: CompactionItem | undefined;
   #history: Placed<ConversationItem>[];
   #nextSeq: number;
-  /** After an overflow: plan with slack and compact harder. */
-  #harder = false;
+  /** After an overflow: the most a prompt may take, three quarters of the one refused. */
+  #ceiling = Infinity;
   #retried = false;
   /** The raw estimate of the last step request, for calibration. */
   #lastRaw = 0;
+  /** What of it the system prompt and the tools took (calibrated): no fitting goes below that. */
+  #lastFixed = 0;
 
   constructor(
     private readonly deps: ContextDeps,
@@ -106,8 +108,8 @@ export class ThreadContext {
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
     let compacted: CompactionItem | undefined;
     for (;;) {
-      const room = this.budget.prompt - this.#fixed(tools);
-      const limit = this.#harder ? Math.floor(room * 0.8) : room;
+      const fixed = this.#fixed(tools);
+      const limit = Math.min(this.budget.prompt, this.#ceiling) - fixed;
       let cur = this.#sized(current);
       // 1. older tool outputs are trimmed first
       const history = trimOutputs(this.#sized(this.#history.map((p) => p.item)), limit - total(cur), this.#oldOutputTokens(), this.#size);
@@ -118,7 +120,7 @@ export class ThreadContext {
       if (fits([...history, ...cur])) return { messages: this.#messages([...history, ...cur], tools), compacted, usage };
       // 3. older turns are summarised
       if (!compacted) {
-        const r = await this.compact(this.#harder ? "overflow" : "auto", current, tools, signal);
+        const r = await this.#compact(this.#ceiling < Infinity ? "overflow" : "auto", current, limit, signal);
         add(usage, r.usage);
         if ((compacted = r.item)) continue;
       }
@@ -138,32 +140,41 @@ export class ThreadContext {
     this.#cal().observe(this.#lastRaw, promptTokens);
   }
 
-  /** The provider refused the last step as too long: true (once a turn) when a harder fit is worth a retry. */
+  /**
+   * The provider refused the last step as too long: true (once a turn) when a smaller one is
+   * worth a retry, false when even the system prompt and the tools leave no room for it.
+   */
   overflowed(error: unknown): boolean {
     if (this.#retried || !isContextOverflow(error)) return false;
-    this.#retried = this.#harder = true;
-    this.#cal().overflowed(this.#lastRaw, reportedPromptTokens(error));
-    return true;
+    this.#retried = true;
+    const reported = reportedPromptTokens(error);
+    this.#ceiling = Math.floor((reported ?? this.#cal().scale(this.#lastRaw)) * 0.75);
+    this.#cal().overflowed(this.#lastRaw, reported);
+    return this.#ceiling > this.#lastFixed;
+  }
+
+  /** Summarises all stored turns but the latest, on demand (`/compact`). */
+  compact(signal: AbortSignal): Promise<{ item?: CompactionItem; usage: Usage }> {
+    const history = this.#history;
+    const cuts = safeCuts(history.map((p) => p.item), this.state.awaited).filter((c) => c.turnStart && c.index > 0);
+    return this.#summarise("manual", cuts.at(-1)?.index ?? 0, signal);
   }
 
   /**
-   * Summarises older stored turns into a new compaction: automatically, enough that the
-   * kept turns take half of what is left beside the summary (a quarter after an overflow),
-   * so that the next compaction is many turns away; on demand, all turns but the latest.
+   * Summarises older stored turns so that the kept ones take half of `room` (what a request
+   * has beside the system prompt and tools) less the summary and this turn, or a quarter after
+   * an overflow: the next compaction is then many turns away.
    */
-  async compact(trigger: CompactionItem["trigger"], current: ConversationItem[], tools: ToolSpec[], signal: AbortSignal): Promise<{ item?: CompactionItem; usage: Usage }> {
+  #compact(trigger: "auto" | "overflow", current: ConversationItem[], room: number, signal: AbortSignal): Promise<{ item?: CompactionItem; usage: Usage }> {
+    const keep = Math.floor((room - this.budget.summary) * (trigger === "overflow" ? 0.25 : 0.5)) - total(this.#sized(current));
+    const history = trimOutputs(this.#sized(this.#history.map((p) => p.item)), 0, this.#oldOutputTokens(), this.#size);
+    return this.#summarise(trigger, chooseCut(history, current, keep, this.state.awaited), signal);
+  }
+
+  /** The memory step, the summary of the stored items before `cut`, and the compaction stored. */
+  async #summarise(trigger: CompactionItem["trigger"], cut: number, signal: AbortSignal): Promise<{ item?: CompactionItem; usage: Usage }> {
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
     const history = this.#history;
-    if (!history.length) return { usage };
-    const cut =
-      trigger === "manual"
-        ? (safeCuts([...history.map((p) => p.item), ...current], this.state.awaited).filter((c) => c.turnStart && c.index > 0 && c.index <= history.length).at(-1)?.index ?? 0)
-        : chooseCut(
-            trimOutputs(this.#sized(history.map((p) => p.item)), 0, this.#oldOutputTokens(), this.#size),
-            current,
-            Math.floor((this.budget.prompt - this.#fixed(tools) - this.budget.summary) * (trigger === "overflow" ? 0.25 : 0.5)) - total(this.#sized(current)),
-            this.state.awaited,
-          );
     if (cut === 0) return { usage };
     const older = history.slice(0, cut).map((p) => p.item);
     let notes = 0;
@@ -234,6 +245,7 @@ export class ThreadContext {
       redactMessage(m, this.deps.redact),
     );
     this.#lastRaw = messages.reduce((n, m) => n + rawMessageTokens(m), rawToolTokens(tools));
+    this.#lastFixed = this.#cal().scale(rawMessageTokens(messages[0]!) + rawToolTokens(tools));
     return messages;
   }
 }

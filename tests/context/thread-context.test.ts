@@ -174,12 +174,12 @@ describe("a turn's context", () => {
   test("manual compaction keeps the latest turn; one turn has nothing to compact", async () => {
     const history = storedTurns(4);
     const { ctx, stored } = context(answerAll, { history });
-    const r = await ctx.compact("manual", [], tools, signal);
+    const r = await ctx.compact(signal);
     expect(r.item?.trigger).toBe("manual");
     const lastTurn = history.findLast((p) => p.item.type === "message" && p.item.role === "user")!;
     expect(stored[0]!.item.first_kept_seq).toBe(lastTurn.seq);
     const one = context(answerAll, { history: storedTurns(1) });
-    expect((await one.ctx.compact("manual", [], tools, signal)).item).toBeUndefined();
+    expect((await one.ctx.compact(signal)).item).toBeUndefined();
     expect(one.llm.requests).toHaveLength(0);
   });
 
