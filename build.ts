@@ -8,10 +8,6 @@
  *                                                    # platform's @libsql package installed)
  *   bun run build.ts --no-bytecode                   # plain JS in the binary (slower start)
  *   bun run build.ts --no-sourcemap                  # stack traces point into the bundle
- *
- * Inside the code, `SERVICE_BUILD_VERSION` is replaced by package.json's version:
- *   declare const SERVICE_BUILD_VERSION: string | undefined;
- *   const v = typeof SERVICE_BUILD_VERSION !== "undefined" ? SERVICE_BUILD_VERSION : "dev";
  */
 import type { BunPlugin } from "bun";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
@@ -165,7 +161,6 @@ try {
     // With compile the map is embedded in the binary (stack traces show src/... lines);
     // Bun also writes <outfile>.map next to it, which is not needed at run time.
     sourcemap: sourcemap ? "linked" : "none",
-    define: { SERVICE_BUILD_VERSION: JSON.stringify(pkg.version) },
     plugins,
     throw: false,
     compile: {

@@ -12,7 +12,7 @@
 // addresses of 127.0.0.0/8 (every one is loopback on Linux), at most 50 requests each.
 import { spawn, type Subprocess } from "bun";
 import http from "node:http";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { firstMatch, pct } from "./support";
@@ -25,6 +25,13 @@ const JOBS = Number(process.env.BENCH_WEBHOOK_JOBS ?? 2000);
 const CONCURRENCY = 8;
 const SEQUENTIAL = Number(process.env.BENCH_WEBHOOK_SEQUENTIAL ?? 200);
 const PER_IP = 50;
+/** The memory figure: peak RSS while this many clients post a burst of JOBS and it drains. */
+const PEAK_CLIENTS = 32;
+
+const rssMb = (pid: number) => {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  return Math.round(kb / 102.4) / 10;
+};
 
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-webhook-"));
 const children: Subprocess[] = [];
@@ -185,7 +192,29 @@ async function main() {
     singleLatency.push(performance.now() - start);
   }
 
+  // 3. Memory: a burst of JOBS from PEAK_CLIENTS clients, RSS sampled every 5 ms until it drained.
+  const rssBefore = rssMb(svc.pid);
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb(svc.pid))), 5);
+  const many = Array.from({ length: PEAK_CLIENTS }, () => new Client(base));
+  let last = "";
+  let k = 0;
+  await Promise.all(
+    many.map(async (c) => {
+      while (k < JOBS) {
+        const n = k++;
+        const id = await post(c, `peak job ${n}`);
+        if (n === JOBS - 1) last = id;
+      }
+    }),
+  );
+  await untilDone(many[0]!, last, 10);
+  clearInterval(sampler);
+  await Bun.sleep(2_000);
+  const rssRest = rssMb(svc.pid);
+
   const result = {
+    rss_mb: { before_burst: rssBefore, peak_c32: rssPeak, at_rest_after: rssRest },
     jobs: JOBS,
     clients: CONCURRENCY,
     accepted_per_s: Math.round(JOBS / acceptSeconds),
@@ -204,9 +233,10 @@ async function main() {
 | POST → 202, p50 / p99 | ${result.post_ms.p50} / ${result.post_ms.p99} ms |
 | jobs completed per second (the burst drained one at a time) | ${result.completed_per_s} |
 | POST → completed inside the burst, p50 / p99 (queueing included) | ${result.burst_post_to_completed_ms.p50} / ${result.burst_post_to_completed_ms.p99} ms |
-| POST → completed, empty queue, p50 / p99 (${SEQUENTIAL} jobs, polled) | ${result.single_post_to_completed_ms.p50} / ${result.single_post_to_completed_ms.p99} ms |`);
+| POST → completed, empty queue, p50 / p99 (${SEQUENTIAL} jobs, polled) | ${result.single_post_to_completed_ms.p50} / ${result.single_post_to_completed_ms.p99} ms |
+| RSS before / peak / at rest, a burst of ${JOBS} jobs from ${PEAK_CLIENTS} clients (target: peak < 150 MB) | ${rssBefore} / ${rssPeak} / ${rssRest} MB |`);
 
-  for (const c of [warm, reader, single, ...clients]) c.close();
+  for (const c of [warm, reader, single, ...clients, ...many]) c.close();
   stopping = true;
   svc.kill("SIGTERM");
   await svc.exited;

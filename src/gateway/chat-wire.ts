@@ -31,7 +31,7 @@ export interface ThreadSummary {
   created_at: number;
   updated_at: number;
   /** The gate the thread waits on, if any. */
-  waiting: "external_tool" | "approval" | "oauth" | "pairing" | null;
+  waiting: "external_tool" | "approval" | "oauth" | null;
 }
 
 /** An entry of GET /api/chat/history: a message, or a tool call with its result. */

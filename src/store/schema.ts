@@ -86,12 +86,15 @@ export const items = sqliteTable(
   (t) => [uniqueIndex("items_thread_seq").on(t.threadId, t.seq), index("items_response").on(t.responseId)],
 );
 
-/** A thread paused on a gate: an external tool call, an approval, OAuth or pairing. */
+/**
+ * A thread paused on a gate: an external tool call, an approval or OAuth. (The spec also names
+ * a pairing gate; nothing pairs devices yet, so nothing creates one.)
+ */
 export const gates = sqliteTable("gates", {
   threadId: text("thread_id")
     .primaryKey()
     .references(() => threads.id, { onDelete: "cascade" }),
-  kind: text("kind", { enum: ["external_tool", "approval", "oauth", "pairing"] }).notNull(),
+  kind: text("kind", { enum: ["external_tool", "approval", "oauth"] }).notNull(),
   callId: text("call_id").notNull(),
   responseId: text("response_id").notNull(),
   /** JSON: what the gate needs to resume (e.g. the calls still pending after this one). */

@@ -1,5 +1,5 @@
 import { Kind, Type, TypeRegistry, type TSchema, type TUnsafe } from "@sinclair/typebox";
-import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { Ajv } from "ajv";
 
 /**
  * Parameters given as a plain JSON Schema (MCP servers, extensions) rather than built with
@@ -10,19 +10,30 @@ const KIND = "JsonSchema";
 
 type Check = (value: unknown) => string | undefined;
 const checks = new WeakMap<object, Check>();
-let ajv: AjvJsonSchemaValidator | undefined;
+let ajv: Ajv | undefined;
+
+/** Ajv with the formats MCP servers use (uri, date-time, ...), loaded on first use. */
+function compiler(): Ajv {
+  if (!ajv) {
+    const { Ajv } = require("ajv") as typeof import("ajv");
+    const addFormats = (require("ajv-formats") as { default: typeof import("ajv-formats").default }).default;
+    ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+  }
+  return ajv;
+}
 
 function checkFor(schema: TSchema): Check {
   let check = checks.get(schema);
   if (!check) {
     try {
-      // loaded on first use: only MCP and extension tools have raw JSON Schemas
-      ajv ??= new (require("@modelcontextprotocol/sdk/validation/ajv") as typeof import("@modelcontextprotocol/sdk/validation/ajv")).AjvJsonSchemaValidator();
-      const validate = ajv.getValidator({ ...schema } as never);
+      // only MCP and extension tools have raw JSON Schemas
+      const ajv = compiler();
+      const validate = ajv.compile({ ...schema });
       check = (value) => {
-        const result = validate(value);
+        if (validate(value)) return undefined;
         // Ajv says "data/a/b must be string, data must have required property 'x'"
-        return result.valid ? undefined : result.errorMessage.replace(/(^|, )data(\/| )/g, (_m, pre, sep) => pre + (sep === "/" ? "/" : "(root) "));
+        return ajv.errorsText(validate.errors).replace(/(^|, )data(\/| )/g, (_m, pre, sep) => pre + (sep === "/" ? "/" : "(root) "));
       };
     } catch {
       check = () => undefined;

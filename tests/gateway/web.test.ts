@@ -192,6 +192,28 @@ describe("web UI in Chromium", () => {
     expect(history.items.map((i: any) => i.content)).toEqual(["Think about this for a very long time"]);
   });
 
+  test("Stop while the answer is streaming: stopped, the text so far stays and is stored as cut short", async () => {
+    await page.getByRole("button", { name: "New chat" }).click();
+    const words = Array.from({ length: 300 }, (_, i) => `webword${i}`).join(" ");
+    t.llm.enqueue({ text: words, chunkDelayMs: 20 });
+    await send(page, "Stream a long answer");
+    await lastAssistant(page).getByText("webword8", { exact: false }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator(".notice.info", { hasText: "Stopped." }).waitFor();
+    await idle(page);
+    const shown = await lastAssistant(page).innerText();
+    expect(shown).not.toContain("webword299");
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    const history = (await (await t.api(`/api/chat/history?thread_id=${threadId}`)).json()) as any;
+    const answer = history.items.at(-1);
+    expect(answer).toMatchObject({ role: "assistant", status: "incomplete" });
+    expect(words.startsWith(answer.content)).toBe(true);
+    expect(answer.content.length).toBeLessThan(words.length / 2);
+    // after a reload the answer is still marked as cut short
+    await page.reload();
+    await page.locator(".notice.info", { hasText: "This answer was cut short." }).waitFor();
+  });
+
   test("a failing turn shows its error in words", async () => {
     t.llm.enqueue({ error: { status: 400, message: "The model refused the request" } });
     await send(page, "This will fail");

@@ -193,6 +193,30 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
     await see(S, "ready");
   });
 
+  test("Esc while the reply is streaming: cancelled, the text so far stays, nothing claims it finished", async () => {
+    const words = Array.from({ length: 300 }, (_, i) => `tuiword${i}`).join(" ");
+    svc.llm.enqueue({ text: words, chunkDelayMs: 20 });
+    const chunks = svc.llm.textChunksSent();
+    const seen = events.length;
+    type(S, "stream something long");
+    keys(S, "Enter");
+    await svc.llm.waitForTextChunks(chunks + 8);
+    await see(S, "tuiword5");
+    keys(S, "Escape");
+    const done = await until("turn.completed", () => events.slice(seen).find((e) => e.type === "turn.completed"));
+    expect(done).toMatchObject({ status: "failed", error: { code: "cancelled" } });
+    await see(S, "Cancelled.");
+    const body = (await (await svc.api(`/api/v1/responses/${done.response_id}`)).json()) as any;
+    expect(body.status).toBe("failed");
+    expect(body.output[0].status).toBe("incomplete");
+    const kept = body.output[0].content[0].text as string;
+    expect(kept.length).toBeGreaterThan(0);
+    expect(words.startsWith(kept)).toBe(true);
+    expect(kept.length).toBeLessThan(words.length / 2);
+    expect(screen(S)).not.toContain("tuiword299");
+    await see(S, "ready");
+  });
+
   test("a tool under TOOLS_ASK asks for approval; approving runs it and the reply continues", async () => {
     svc.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] }, { text: "Your files are listed." });
     type(S, "list my files");

@@ -2,7 +2,7 @@
 // then goes to one of those checked addresses (see web-fetch.ts), so a second DNS answer
 // cannot swap in a private address between the check and the connection.
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 
 export interface WebAccess {
   /** Reach loopback, private and link-local addresses too. */
@@ -53,101 +53,61 @@ export async function checkHost(rawHostname: string, access: WebAccess): Promise
 const HOW_TO_ALLOW =
   "an operator can allow it with tools.web.allowHosts in config.json, or allow all private addresses with WEB_FETCH_ALLOW_PRIVATE=true";
 
-type V4Range = [base: number, bits: number, kind: string];
-const V4_RANGES: V4Range[] = [
-  [v4(0, 0, 0, 0), 8, "unspecified"],
-  [v4(10, 0, 0, 0), 8, "private"],
-  [v4(100, 64, 0, 0), 10, "shared (CGNAT)"],
-  [v4(127, 0, 0, 0), 8, "loopback"],
-  [v4(169, 254, 0, 0), 16, "link-local"],
-  [v4(172, 16, 0, 0), 12, "private"],
-  [v4(192, 0, 0, 0), 24, "reserved"],
-  [v4(192, 168, 0, 0), 16, "private"],
-  [v4(198, 18, 0, 0), 15, "reserved"],
-  [v4(224, 0, 0, 0), 4, "multicast"],
-  [v4(240, 0, 0, 0), 4, "reserved"],
+/** Non-public IPv4 ranges: [network, prefix length, kind]. */
+const V4_RANGES: [string, number, string][] = [
+  ["0.0.0.0", 8, "unspecified"],
+  ["10.0.0.0", 8, "private"],
+  ["100.64.0.0", 10, "shared (CGNAT)"],
+  ["127.0.0.0", 8, "loopback"],
+  ["169.254.0.0", 16, "link-local"],
+  ["172.16.0.0", 12, "private"],
+  ["192.0.0.0", 24, "reserved"],
+  ["192.168.0.0", 16, "private"],
+  ["198.18.0.0", 15, "reserved"],
+  ["224.0.0.0", 4, "multicast"],
+  ["240.0.0.0", 4, "reserved"],
 ];
 
-function v4(a: number, b: number, c: number, d: number): number {
-  return ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
-}
+/** The 32 bits of an IPv4 address as two IPv6 groups, e.g. `7f00:0`. */
+const v4Groups = (a: string) => {
+  const [b0, b1, b2, b3] = a.split(".").map(Number) as [number, number, number, number];
+  return `${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
+};
 
-function inV4Range(addr: number, [base, bits]: V4Range): boolean {
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return (addr & mask) >>> 0 === base;
+/**
+ * Every non-public range, in the order they are asked: IPv6 forms that carry an IPv4 address
+ * (mapped ::ffff:a.b.c.d, the old compatible ::a.b.c.d, NAT64 64:ff9b::/96 and 6to4 2002::/16)
+ * before the plain IPv6 ranges, so each is named for what it reaches.
+ */
+const V6_RANGES: [string, BlockList][] = [];
+const V4_LISTS: [string, BlockList][] = [];
+function range(into: [string, BlockList][], kind: string, network: string, prefix: number, family: "ipv4" | "ipv6"): void {
+  let list = into.find(([k]) => k === kind)?.[1];
+  if (!list) into.push([kind, (list = new BlockList())]);
+  list.addSubnet(network, prefix, family);
 }
-
-function classifyV4(addr: number): string | null {
-  return V4_RANGES.find((r) => inV4Range(addr, r))?.[2] ?? null;
+range(V6_RANGES, "unspecified", "::", 128, "ipv6");
+range(V6_RANGES, "loopback", "::1", 128, "ipv6");
+for (const [network, prefix, kind] of V4_RANGES) {
+  range(V4_LISTS, kind, network, prefix, "ipv4");
+  range(V6_RANGES, `IPv4-mapped ${kind}`, `::ffff:${network}`, 96 + prefix, "ipv6");
+  range(V6_RANGES, `IPv4-mapped ${kind}`, `::${network}`, 96 + prefix, "ipv6");
+  range(V6_RANGES, `NAT64 ${kind}`, `64:ff9b::${network}`, 96 + prefix, "ipv6");
+  range(V6_RANGES, `6to4 ${kind}`, `2002:${v4Groups(network)}::`, 16 + prefix, "ipv6");
 }
-
-function parseV4(s: string): number | null {
-  const parts = s.split(".");
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return null;
-  const [a, b, c, d] = parts.map(Number) as [number, number, number, number];
-  return v4(a, b, c, d);
-}
-
-/** Eight 16-bit groups, or null when `s` is not an IPv6 address. Zone ids are dropped. */
-function parseV6(s: string): number[] | null {
-  let text = s.split("%")[0]!;
-  const groups: number[] = [];
-  // an embedded IPv4 tail (::ffff:1.2.3.4) becomes two groups
-  const lastColon = text.lastIndexOf(":");
-  const tail = text.slice(lastColon + 1);
-  if (tail.includes(".")) {
-    const n = parseV4(tail);
-    if (n === null) return null;
-    text = `${text.slice(0, lastColon + 1)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const parse = (part: string) => (part ? part.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)) : []);
-  const head = parse(halves[0]!);
-  const rest = halves.length === 2 ? parse(halves[1]!) : [];
-  const fill = 8 - head.length - rest.length;
-  if (halves.length === 1 ? fill !== 0 : fill < 1) return null;
-  groups.push(...head, ...Array<number>(halves.length === 2 ? fill : 0).fill(0), ...rest);
-  return groups.some(Number.isNaN) ? null : groups;
-}
-
-function classifyV6(g: number[]): string | null {
-  const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
-  const embeddedV4 = (hi: number, lo: number) => ((hi << 16) | lo) >>> 0;
-  if (zeroUpTo(8)) return "unspecified";
-  if (zeroUpTo(7) && g[7] === 1) return "loopback";
-  // IPv4-mapped ::ffff:a.b.c.d and the old IPv4-compatible ::a.b.c.d carry an IPv4 address
-  if (zeroUpTo(5) && (g[5] === 0xffff || g[5] === 0)) {
-    const kind = classifyV4(embeddedV4(g[6]!, g[7]!));
-    return kind ? `IPv4-mapped ${kind}` : null;
-  }
-  // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) reach an IPv4 address too
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
-    const kind = classifyV4(embeddedV4(g[6]!, g[7]!));
-    return kind ? `NAT64 ${kind}` : null;
-  }
-  if (g[0] === 0x2002) {
-    const kind = classifyV4(embeddedV4(g[1]!, g[2]!));
-    return kind ? `6to4 ${kind}` : null;
-  }
-  const first = g[0]!;
-  if ((first & 0xfe00) === 0xfc00) return "private (unique local)";
-  if ((first & 0xffc0) === 0xfe80) return "link-local";
-  if ((first & 0xffc0) === 0xfec0) return "site-local";
-  if ((first & 0xff00) === 0xff00) return "multicast";
-  return null;
-}
+range(V6_RANGES, "private (unique local)", "fc00::", 7, "ipv6");
+range(V6_RANGES, "link-local", "fe80::", 10, "ipv6");
+range(V6_RANGES, "site-local", "fec0::", 10, "ipv6");
+range(V6_RANGES, "multicast", "ff00::", 8, "ipv6");
 
 /**
  * What kind of non-public address this is (`loopback`, `private`, `link-local`, ...), or
  * null for a public one. Anything that does not parse as an address counts as restricted.
  */
 export function restrictedKind(address: string): string | null {
-  const family = isIP(address.split("%")[0]!);
-  if (family === 4) return classifyV4(parseV4(address)!);
-  if (family === 6) {
-    const groups = parseV6(address);
-    return groups ? classifyV6(groups) : "unparsable";
-  }
-  return "unparsable";
+  const bareAddress = address.split("%")[0]!;
+  const family = isIP(bareAddress);
+  if (!family) return "unparsable";
+  const lists = family === 4 ? V4_LISTS : V6_RANGES;
+  return lists.find(([, list]) => list.check(bareAddress, family === 4 ? "ipv4" : "ipv6"))?.[0] ?? null;
 }
