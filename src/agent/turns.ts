@@ -8,7 +8,8 @@ import type { CompactionItem } from "../context/compaction";
 import { Calibrations } from "../context/estimate";
 import type { NoteStore } from "../context/flush";
 import { ThreadContext } from "../context/thread-context";
-import { loadThreadContext, storeCompaction, type ThreadContextRows } from "../store/compactions";
+import { ThreadCache } from "../context/thread-cache";
+import { storeCompaction, type ThreadContextRows } from "../store/compactions";
 import { commitTurn, getGate, getThread, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
@@ -119,6 +120,7 @@ export class Agent {
   readonly #inflight = new Map<string, Inflight>();
   /** What the provider's token counts taught us, for every thread. */
   readonly #calibrations = new Calibrations();
+  readonly #threads = new ThreadCache();
 
   constructor(readonly deps: AgentDeps) {}
 
@@ -155,7 +157,7 @@ export class Agent {
       }
       const gate = await getGate(this.deps.db, threadId);
       checkResume(req, gate, this.deps.gateUrl(threadId));
-      const rows = await loadThreadContext(this.deps.db, thread);
+      const rows = await this.#threads.load(this.deps.db, thread);
       const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : undefined;
       const opened = await this.#open(req, threadId, rows, gate, tools);
       return this.#turn(req, base, { isNew: false, gate, tools, ...opened }, release);
@@ -175,7 +177,7 @@ export class Agent {
       const thread = await getThread(this.deps.db, threadId);
       if (!thread || thread.userId !== userId) throw new NotFound(`No thread found with id ${threadId}.`);
       const gate = await getGate(this.deps.db, threadId);
-      const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await loadThreadContext(this.deps.db, thread), gate, undefined);
+      const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await this.#threads.load(this.deps.db, thread), gate, undefined);
       return (await context.compact(signal)).item;
     } finally {
       release();

@@ -52,11 +52,18 @@ export function rawMessageTokens(m: ChatMessage): number {
   return n;
 }
 
+/** Items are never changed once made: each is measured once (the thread cache keeps them). */
+const measured = new WeakMap<ConversationItem, number>();
+
 /** A stored item as it goes into a request (a call joins its assistant message: about the same). */
 export function rawItemTokens(item: ConversationItem): number {
-  if (item.type === "message") return MESSAGE_OVERHEAD + rawTextTokens(item.content);
-  if (item.type === "function_call") return MESSAGE_OVERHEAD + rawTextTokens(item.name) + rawTextTokens(item.arguments);
-  return MESSAGE_OVERHEAD + rawTextTokens(item.output);
+  let n = measured.get(item);
+  if (n !== undefined) return n;
+  if (item.type === "message") n = MESSAGE_OVERHEAD + rawTextTokens(item.content);
+  else if (item.type === "function_call") n = MESSAGE_OVERHEAD + rawTextTokens(item.name) + rawTextTokens(item.arguments);
+  else n = MESSAGE_OVERHEAD + rawTextTokens(item.output);
+  measured.set(item, n);
+  return n;
 }
 
 export function rawToolTokens(tools: ToolSpec[]): number {

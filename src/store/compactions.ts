@@ -16,6 +16,8 @@ export interface ThreadContextRows {
   compaction: CompactionItem | undefined;
   history: Placed<ConversationItem>[];
   nextSeq: number;
+  /** How many rows were read (older compactions in the range included). */
+  read: number;
 }
 
 /**
@@ -23,11 +25,15 @@ export interface ThreadContextRows {
  * however long the thread is. Items a summary stands for are not read. The compaction lies
  * in that range: it was stored after the items it keeps (first_kept_seq <= its seq).
  */
-export async function loadThreadContext(db: Db, thread: Pick<ThreadRow, "id" | "contextSeq" | "compactionSeq">): Promise<ThreadContextRows> {
+export async function loadThreadContext(
+  db: Db,
+  thread: Pick<ThreadRow, "id" | "contextSeq" | "compactionSeq">,
+  fromSeq = thread.contextSeq,
+): Promise<ThreadContextRows> {
   const rows = await db
     .select({ seq: items.seq, type: items.type, data: items.data })
     .from(items)
-    .where(and(eq(items.threadId, thread.id), gte(items.seq, thread.contextSeq)))
+    .where(and(eq(items.threadId, thread.id), gte(items.seq, fromSeq)))
     .orderBy(asc(items.seq));
   let compaction: CompactionItem | undefined;
   const history: Placed<ConversationItem>[] = [];
@@ -36,7 +42,18 @@ export async function loadThreadContext(db: Db, thread: Pick<ThreadRow, "id" | "
     else if (r.seq === thread.compactionSeq) compaction = JSON.parse(r.data) as CompactionItem;
   }
   const last = rows.at(-1)?.seq ?? (await maxSeq(db, thread.id));
-  return { compaction, history, nextSeq: last === null ? 0 : last + 1 };
+  return { compaction, history, nextSeq: last === null ? 0 : last + 1, read: rows.length };
+}
+
+/** How many items lie at or after `fromSeq`, and the last seq: a cheap check of a copy in memory. */
+export async function rangeStats(db: Db, threadId: string, fromSeq: number): Promise<{ count: number; last: number | null }> {
+  const row = (
+    await db
+      .select({ count: sql<number>`count(*)`, last: sql<number | null>`max(${items.seq})` })
+      .from(items)
+      .where(and(eq(items.threadId, threadId), gte(items.seq, fromSeq)))
+  )[0];
+  return { count: Number(row?.count ?? 0), last: row?.last ?? null };
 }
 
 async function maxSeq(db: Db, threadId: string): Promise<number | null> {

@@ -292,6 +292,8 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
         return json(errorBody("Incorrect API key provided", "invalid_request_error", "invalid_api_key"), 401);
       }
       if (badJson) return json(errorBody("Request body is not valid JSON", "invalid_request_error", null), 400);
+      // the last chat request as it came (the benchmark replays it to time the LLM alone)
+      if (req.method === "GET" && path === "/v1/_last_chat") return json(lastChatBody ?? null);
       if (req.method === "GET" && path === "/v1/models") {
         return json({ object: "list", data: [{ id: modelId, object: "model", created: 0, owned_by: "scripted" }] });
       }
