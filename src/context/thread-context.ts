@@ -244,8 +244,9 @@ export class ThreadContext {
     const messages = [{ role: "system" as const, content: this.#system() }, ...toChatMessages(view.map((s) => s.item))].map((m) =>
       redactMessage(m, this.deps.redact),
     );
-    this.#lastRaw = messages.reduce((n, m) => n + rawMessageTokens(m), rawToolTokens(tools));
-    this.#lastFixed = this.#cal().scale(rawMessageTokens(messages[0]!) + rawToolTokens(tools));
+    const fixed = rawMessageTokens(messages[0]!) + rawToolTokens(tools);
+    this.#lastRaw = view.reduce((n, s) => n + rawItemTokens(s.item), fixed);
+    this.#lastFixed = this.#cal().scale(fixed);
     return messages;
   }
 }
