@@ -194,7 +194,11 @@ export class ThreadContext {
       this.#compaction?.summary,
       older,
       signal,
-    );
+    ).catch((e) => {
+      if (signal.aborted) throw e;
+      const why = `Older turns had to be summarised to fit the context window, and the summary failed${model ? ` (LLM_COMPACTION_MODEL ${model})` : ""}: ${(e as Error).message}`;
+      throw Object.assign(new TurnError(e instanceof TurnError ? e.code : "llm_error", why), { cause: e });
+    });
     add(usage, s.usage);
     const seq = this.#nextSeq;
     const item: CompactionItem = {

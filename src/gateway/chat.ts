@@ -8,7 +8,8 @@ import type { Principal } from "../auth/principal";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
 import type { Services } from "../api/services";
-import { InvalidRequest, NotFound } from "../errors";
+import { InvalidRequest, NotFound, TurnError } from "../errors";
+import { envelope } from "../api/envelope";
 import type { CompactionItem } from "../context/compaction";
 import { loadTimeline, type Placed } from "../store/compactions";
 import { getGate, getThread, listThreads } from "../store/conversations";
@@ -75,12 +76,19 @@ export function chatRoutes(s: Services) {
     }))
     .post(
       "/api/chat/threads/:thread_id/compact",
-      async ({ params, principal, request }): Promise<Compacted> => {
+      async ({ params, principal, request }) => {
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
         takeTurnBudget(s, principal);
-        const item = await s.agent.compact(principal.userId, threadId, request.signal);
-        return { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };
+        try {
+          const item = await s.agent.compact(principal.userId, threadId, request.signal);
+          const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };
+          return reply;
+        } catch (e) {
+          if (!(e instanceof TurnError)) throw e;
+          // the model failed (reported as the proxy reports it): nothing was stored
+          return envelope(e.code === "llm_not_configured" ? 503 : 502, e.message, "server_error", e.code);
+        }
       },
       { parse: "none" },
     )

@@ -156,6 +156,20 @@ describe("manual compaction: POST /api/chat/threads/{id}/compact", () => {
     expect(flushes).toHaveLength(1);
   });
 
+  test("a summary the model fails to write is a 502 naming the compaction model, and nothing is stored", async () => {
+    const threadId = ((await (await t.api("/api/chat", { method: "POST", json: { message: "five" } })).json()) as { thread_id: string }).thread_id;
+    await t.api("/api/chat", { method: "POST", json: { message: "six", thread_id: threadId } });
+    t.llm.respondWith((body: Body) => (isSummary(body) ? { error: { status: 404, message: "model 'cheap' not found" } } : body.tools?.length === 1 ? { text: "nothing to save" } : echoStep(body)));
+    const res = await t.api(`/api/chat/threads/${threadId}/compact`, { method: "POST" });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as { error: { message: string; type: string; code: string } };
+    expect(body.error).toMatchObject({ type: "server_error", code: "llm_error" });
+    expect(body.error.message).toContain("the summary failed");
+    expect(body.error.message).toContain("model 'cheap' not found");
+    const history = (await (await t.api(`/api/chat/history?thread_id=${threadId}`)).json()) as { items: { type: string }[] };
+    expect(history.items.some((i) => i.type === "compaction")).toBe(false);
+  });
+
   test("a thread of one turn has nothing to compact; bad ids are 400, others' threads 404", async () => {
     const r = (await (await t.api("/api/chat", { method: "POST", json: { message: "only" } })).json()) as { thread_id: string };
     const res = await t.api(`/api/chat/threads/${r.thread_id}/compact`, { method: "POST" });
