@@ -65,8 +65,38 @@ export function trimOutput(text: string, maxChars: number): string {
 }
 
 /**
- * Trims tool outputs, oldest first, to `maxTokens` each, until the items take at most
- * `room` tokens (or all are trimmed). Returns the new sizes; `size` measures an item.
+ * A call's arguments cut to about `maxChars`, still valid JSON (chat templates parse them):
+ * long strings inside are cut, with a note.
+ */
+export function trimArguments(args: string, maxChars: number): string {
+  if (args.length <= maxChars) return args;
+  let value: unknown;
+  try {
+    value = JSON.parse(args);
+  } catch {
+    return trimOutput(args, maxChars);
+  }
+  for (let cap = Math.floor(maxChars / 2); cap >= 16; cap = Math.floor(cap / 2)) {
+    const text = JSON.stringify(value, (_, v) => (typeof v === "string" && v.length > cap ? `${v.slice(0, cap)}… [${v.length - cap} more characters trimmed]` : v));
+    if (text.length <= maxChars) return text;
+  }
+  return JSON.stringify({ note: `arguments of ${args.length} characters trimmed for the model's context` });
+}
+
+/** How much of an item may be trimmed: a tool output, or a call's arguments. */
+const trimmable = (item: ConversationItem) =>
+  item.type === "function_call_output" ? item.output.length : item.type === "function_call" ? item.arguments.length : 0;
+
+function shrink(item: ConversationItem, maxChars: number): ConversationItem {
+  if (item.type === "function_call_output") return { ...item, output: trimOutput(item.output, maxChars) };
+  if (item.type === "function_call") return { ...item, arguments: trimArguments(item.arguments, maxChars) };
+  return item;
+}
+
+/**
+ * Trims tool outputs and call arguments, oldest first, to `maxTokens` each, until the items
+ * take at most `room` tokens (or all are trimmed). Returns the new sizes; `size` measures
+ * an item.
  */
 export function trimOutputs(items: Sized[], room: number, maxTokens: number, size: (item: ConversationItem) => number): Sized[] {
   let total = items.reduce((n, s) => n + s.tokens, 0);
@@ -74,8 +104,8 @@ export function trimOutputs(items: Sized[], room: number, maxTokens: number, siz
   const maxChars = charsForTokens(maxTokens);
   for (let i = 0; i < out.length && total > room; i++) {
     const s = out[i]!;
-    if (s.item.type !== "function_call_output" || s.item.output.length <= maxChars) continue;
-    const item = { ...s.item, output: trimOutput(s.item.output, maxChars) };
+    if (trimmable(s.item) <= maxChars) continue;
+    const item = shrink(s.item, maxChars);
     const tokens = size(item);
     total += tokens - s.tokens;
     out[i] = { item, tokens };
@@ -84,19 +114,20 @@ export function trimOutputs(items: Sized[], room: number, maxTokens: number, siz
 }
 
 /**
- * Trims tool outputs, oldest first, each just enough (down to `minTokens`), until the items
- * take at most `room` tokens: the latest output, the one the model is working on, keeps the
- * most. Returns the new sizes.
+ * Trims tool outputs and call arguments, oldest first, each just enough (down to
+ * `minTokens`), until the items take at most `room` tokens: the latest output, the one the
+ * model is working on, keeps the most. Returns the new sizes.
  */
 export function trimToFit(items: Sized[], room: number, minTokens: number, size: (item: ConversationItem) => number): Sized[] {
   const out = [...items];
   let excess = total(out) - room;
   for (let i = 0; i < out.length && excess > 0; i++) {
     const s = out[i]!;
-    if (s.item.type !== "function_call_output" || s.tokens <= minTokens) continue;
-    // the note trimOutput adds costs a few tokens: aim a little lower
+    const chars = trimmable(s.item);
+    if (!chars || s.tokens <= minTokens) continue;
+    // the note trimming adds costs a few tokens: aim a little lower
     const target = Math.max(minTokens, s.tokens - excess - 48);
-    const item = { ...s.item, output: trimOutput(s.item.output, Math.floor((s.item.output.length * target) / s.tokens)) };
+    const item = shrink(s.item, Math.floor((chars * target) / s.tokens));
     const tokens = size(item);
     excess -= s.tokens - tokens;
     out[i] = { item, tokens };

@@ -4,7 +4,7 @@ import type { ContextBudget } from "./budget";
 import { rawMessageTokens, rawTextTokens, type Calibration } from "./estimate";
 import { identifiers } from "./identifiers";
 import { isContextOverflow } from "./overflow";
-import { TRIM_NOTES, trimOutput } from "./plan";
+import { TRIM_NOTES, trimArguments, trimOutput } from "./plan";
 
 export function summaryPrompt(words: number): string {
   return `You maintain the running summary of a long conversation between a user and an AI assistant that uses tools. The summary replaces the earlier turns: the assistant will continue the conversation from it alone, so it must keep everything still needed.
@@ -45,7 +45,7 @@ export function transcriptLines(items: ConversationItem[]): string[] {
     if (it.type === "message") return `[${it.role}${it.status === "incomplete" ? ", cut short" : ""}] ${it.content}`;
     if (it.type === "function_call") {
       names.set(it.call_id, it.name);
-      return `[assistant calls ${it.name}] ${it.arguments}`;
+      return `[assistant calls ${it.name}] ${trimArguments(it.arguments, TRANSCRIPT_OUTPUT_CHARS)}`;
     }
     return `[${names.get(it.call_id) ?? "tool"} result] ${trimOutput(it.output, TRANSCRIPT_OUTPUT_CHARS)}`;
   });

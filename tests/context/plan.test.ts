@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ConversationItem } from "../../src/agent/items";
 import { identifiers } from "../../src/context/identifiers";
-import { chooseCut, safeCuts, trimOutput, trimOutputs, type Sized } from "../../src/context/plan";
+import { chooseCut, safeCuts, trimArguments, trimOutput, trimOutputs, trimToFit, type Sized } from "../../src/context/plan";
 
 const user = (content: string): ConversationItem => ({ type: "message", id: `u-${content}`, role: "user", content });
 const said = (content: string): ConversationItem => ({ type: "message", id: `a-${content}`, role: "assistant", content });
@@ -71,6 +71,32 @@ describe("trimming tool outputs", () => {
     const res = trimOutputs(items.map((item) => ({ item, tokens: size(item) })), 1500, 100, size);
     expect((res[0]!.item as { output: string }).output.length).toBeLessThan(400);
     expect((res[1]!.item as { output: string }).output.length).toBe(4000);
+  });
+});
+
+describe("trimming call arguments", () => {
+  test("long strings inside are cut and the arguments stay valid JSON", () => {
+    const args = JSON.stringify({ path: "notes/big.md", content: "z".repeat(50_000) });
+    const trimmed = trimArguments(args, 2000);
+    expect(trimmed.length).toBeLessThanOrEqual(2000);
+    const parsed = JSON.parse(trimmed);
+    expect(parsed.path).toBe("notes/big.md");
+    expect(parsed.content).toContain("more characters trimmed]");
+    expect(trimArguments('{"a":1}', 2000)).toBe('{"a":1}');
+    expect(trimArguments("not json ".repeat(500), 600).length).toBeLessThan(800);
+  });
+
+  test("this turn's items are trimmed just enough, oldest first, calls and outputs alike", () => {
+    const size = (it: ConversationItem) => Math.ceil(JSON.stringify(it).length / 4);
+    const items: ConversationItem[] = [
+      { type: "function_call", id: "c", call_id: "c", name: "file_write", arguments: JSON.stringify({ content: "w".repeat(20_000) }), external: false },
+      out("c", "written"),
+      out("d", "r".repeat(20_000)),
+    ];
+    const res = trimToFit(items.map((item) => ({ item, tokens: size(item) })), 3000, 50, size);
+    expect(res.reduce((n, s) => n + s.tokens, 0)).toBeLessThanOrEqual(3000);
+    expect((res[0]!.item as { arguments: string }).arguments.length).toBeLessThan(1000);
+    expect((res[2]!.item as { output: string }).output.length).toBeGreaterThan(9000);
   });
 });
 
