@@ -1,21 +1,21 @@
 // `bun run bench` (part 4): the cost of a turn as its thread grows. The compiled binary with its
 // default context settings (a 32,768-token window, 4,096 kept for the answer, memory notes on)
 // and the scripted LLM echoing each message back, in their own processes on loopback. At thread
-// lengths 1, 100 and 1,000 turns: the size of the request the service sends the LLM, and the
+// lengths 1, 10, 100 and 1,000 turns: the size of the request the service sends the LLM, and the
 // service's own time per turn: the turn's latency less the LLM's time for that same request,
 // replayed to it directly right after (its time grows with the request's size).
 import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, pct } from "./support";
+import { firstMatch, pct, serveEnv } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
 const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 /** Turns measured at each length. */
 const SAMPLES = 40;
-const LENGTHS = [1, 100, 1000];
+const LENGTHS = [1, 10, 100, 1000];
 
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-threads-"));
 const children: Subprocess[] = [];
@@ -31,19 +31,7 @@ async function main() {
   children.push(llmProc);
   const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
   const svc = spawn([BIN, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: tmp,
-      SERVICE_HOME: join(tmp, "home"),
-      SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-      LLM_BASE_URL: llmUrl,
-      LLM_API_KEY: "bench",
-      LLM_MODEL: "scripted-model",
-      GATEWAY_HOST: "127.0.0.1",
-      GATEWAY_PORT: "0",
-      RESPONSES_RATE_LIMIT: "0",
-      CLI_ENABLED: "false",
-    },
+    env: serveEnv(tmp, TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0" }),
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -123,7 +111,7 @@ async function main() {
 |---|---|---|---|---|
 ${result.map((r) => `| ${r.length.toLocaleString("en")} turn${r.length === 1 ? "" : "s"} | ${r.request_kib_p50} KiB (${r.request_kib_max}) | ${r.messages_p50} | ${fmt(r.llm_ms_p50)} ms | ${fmt(r.overhead_ms_p50)} / ${fmt(r.overhead_ms_p90)} ms |`).join("\n")}
 
-The thread of ${n} turns was compacted ${compactions} times (target: overhead at 1,000 turns within twice that at 1).`);
+The thread of ${n} turns was compacted ${compactions} times (target: the overhead at 1,000 turns within twice that at 10).`);
 
   svc.kill("SIGTERM");
   await svc.exited;

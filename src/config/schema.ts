@@ -22,7 +22,7 @@ export const ConfigSchema = Type.Object({
     ),
     /** The model's context window, in tokens: every request fits in it less `maxOutputTokens`. */
     contextWindow: Type.Integer({ minimum: 1024 }),
-    /** Tokens reserved for the model's answer in every request. */
+    /** Tokens reserved for the model's answer in every request (at most half the window is). */
     maxOutputTokens: Type.Integer({ minimum: 16 }),
     /** A model for summarising old turns (compaction); the main model when unset. */
     compactionModel: Type.Optional(Type.String({ minLength: 1 })),
