@@ -59,9 +59,10 @@ const MIN_OUTPUT_TOKENS = 200;
 
 /**
  * A thread's context for one turn (or one manual compaction). It builds each model step's
- * messages within the budget: older tool outputs trimmed first, then older turns summarised
- * into a stored compaction (after the silent memory step), then this turn's own tool outputs
- * trimmed. This turn's items are never summarised: they are not stored yet.
+ * messages within the budget: older turns' tool outputs and call arguments trimmed first,
+ * then this turn's (just enough), then older turns summarised into a stored compaction
+ * (after the silent memory step), then whatever is left trimmed to its least. This turn's
+ * items are never summarised: they are not stored yet.
  */
 export class ThreadContext {
   readonly budget: ContextBudget;
@@ -111,11 +112,11 @@ export class ThreadContext {
       const fixed = this.#fixed(tools);
       const limit = Math.min(this.budget.prompt, this.#ceiling) - fixed;
       let cur = this.#sized(current);
-      // 1. older tool outputs are trimmed first
+      // 1. older turns' tool outputs (and call arguments) are trimmed first
       const history = trimOutputs(this.#sized(this.#history.map((p) => p.item)), limit - total(cur), this.#oldOutputTokens(), this.#size);
       const fits = (view: Sized[]) => total(view) <= limit;
       if (fits([...history, ...cur])) return { messages: this.#messages([...history, ...cur], tools), compacted, usage };
-      // 2. this turn's own tool outputs may take what older turns leave, and at least half
+      // 2. this turn's own may take what older turns leave, and at least half
       cur = trimToFit(cur, Math.max(Math.floor(limit / 2), limit - total(history)), MIN_OUTPUT_TOKENS, this.#size);
       if (fits([...history, ...cur])) return { messages: this.#messages([...history, ...cur], tools), compacted, usage };
       // 3. older turns are summarised
@@ -124,7 +125,7 @@ export class ThreadContext {
         add(usage, r.usage);
         if ((compacted = r.item)) continue;
       }
-      // 4. last, whatever tool output is left is trimmed to its least
+      // 4. last, whatever tool output or arguments are left are trimmed to their least
       const squeezed = trimToFit([...history, ...cur], limit, MIN_OUTPUT_TOKENS, this.#size);
       if (fits(squeezed)) return { messages: this.#messages(squeezed, tools), compacted, usage };
       throw new TurnError(
@@ -228,7 +229,7 @@ export class ThreadContext {
     return items.map((item) => ({ item, tokens: this.#size(item) }));
   }
 
-  /** Old tool outputs longer than this are trimmed first when a request would not fit. */
+  /** Older turns' tool outputs and arguments longer than this are trimmed first when a request would not fit. */
   #oldOutputTokens(): number {
     return Math.max(256, Math.floor(this.budget.prompt / 16));
   }
