@@ -76,7 +76,7 @@ export async function summarise(deps: SummariserDeps, previous: string | undefin
     } catch (e) {
       if (retried || !isContextOverflow(e) || signal.aborted) throw e;
       retried = true;
-      calibration.overflowed(calibration.scale(rawTextTokens(chunk.text)));
+      calibration.overflowed(rawTextTokens(chunk.text));
       room = Math.floor(room / 2);
     }
   }
