@@ -4,7 +4,6 @@ import { memoryIdentity } from "./memory/identity";
 import { MemoryService } from "./memory/service";
 import { createApp } from "./api/app";
 import { TURN_TIMEOUT_MS } from "./api/responses/routes";
-import { MAX_BODY_BYTES } from "./api/body";
 import type { Services } from "./api/services";
 import { Authenticator } from "./auth/principal";
 import { RateLimiter } from "./auth/rate-limit";
@@ -152,7 +151,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         },
         // a non-streaming turn may run 120 s (revision A) before the first byte
         idleTimeout: 240,
-        maxRequestBodySize: MAX_BODY_BYTES + 1024,
+        // the app checks the 14 MiB limit itself, so that a larger body gets the JSON envelope
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       })
     : undefined;
   const port = server?.port ?? 0;

@@ -26,3 +26,13 @@ const RESPONSE_ID = /^resp_[0-9a-f]{64}$/;
 export function threadOfResponse(id: string): string | undefined {
   return RESPONSE_ID.test(id) ? hexUuid(id.slice(37)) : undefined;
 }
+
+/** A thread as the Conversations API names it: `conv_` + the thread UUID's 32 hex digits. */
+export const conversationId = (threadUuid: string) => `conv_${uuidHex(threadUuid)}`;
+
+const CONVERSATION_ID = /^conv_[0-9a-f]{32}$/;
+
+/** The thread UUID a conversation id names, or undefined when the id is malformed. */
+export function threadOfConversation(id: string): string | undefined {
+  return CONVERSATION_ID.test(id) ? hexUuid(id.slice(5)) : undefined;
+}

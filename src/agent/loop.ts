@@ -2,7 +2,7 @@ import type { ApprovalPolicy } from "../config/schema";
 import { TurnError } from "../errors";
 import type { CompactionItem } from "../context/compaction";
 import type { ThreadContext } from "../context/thread-context";
-import type { Llm } from "../llm/types";
+import type { Llm, LlmOptions } from "../llm/types";
 import type { Safety } from "../safety/safety";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool, ToolContext } from "../tools/tool";
@@ -38,6 +38,8 @@ export interface LoopInput {
   ctx: ToolContext;
   /** When the turn times out (ms since the epoch), if it does: no LLM retry waits past it. */
   deadline?: number;
+  /** The caller's sampling and output format, sent with every model step. */
+  llmOptions?: LlmOptions;
   /** Items this turn produces are appended here as they finish, so a failure keeps them. */
   produced: ConversationItem[];
   safety: Safety;
@@ -113,7 +115,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     let message: MessageItem | undefined;
     const redactor = safety.streamRedactor();
     try {
-      for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal, deadline: input.deadline })) {
+      for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal, deadline: input.deadline, options: input.llmOptions })) {
         if (ev.type === "text") {
           if (!message) {
             message = { type: "message", id: itemId(), role: "assistant", content: "" };

@@ -1,21 +1,21 @@
 import { InvalidRequest, NotFound, TurnError, Unavailable, type TurnErrorCode } from "../errors";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ApprovalPolicy } from "../config/schema";
-import type { Llm } from "../llm/types";
+import type { Llm, LlmOptions } from "../llm/types";
 import type { Safety } from "../safety/safety";
 import type { ContextSettings } from "../context/budget";
 import type { CompactionItem } from "../context/compaction";
 import { Calibrations } from "../context/estimate";
 import type { NoteStore } from "../context/flush";
-import { ThreadContext } from "../context/thread-context";
 import { ThreadCache } from "../context/thread-cache";
+import { ThreadContext } from "../context/thread-context";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { commitTurn, getGate, getThread, type Gate } from "../store/conversations";
+import { commitTurn, findResponse, getGate, getThread, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../tools/tool";
-import { itemId, newUuid, responseId } from "./ids";
-import type { ConversationItem } from "./items";
+import { itemId, newUuid, responseId, threadOfResponse } from "./ids";
+import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "./items";
 import { agentLoop, type AgentEvent, type LoopOutcome } from "./loop";
 import { systemPrompt, type IdentitySource } from "./prompt";
 import { ThreadLocks } from "./thread-locks";
@@ -46,12 +46,26 @@ export interface AgentDeps {
 
 export type ApprovalDecision = "approve" | "deny" | "always";
 
+/** An item a caller sends: a message (`type` may be left out), or a call and output it replays. */
+export type InputItem =
+  | { type?: "message"; role: "user" | "assistant"; content: string; images?: ImageRef[] }
+  | Omit<FunctionCallItem, "id">
+  | Omit<FunctionCallOutputItem, "id">;
+
 export interface TurnRequest {
   userId: string;
   /** Continue this thread; undefined starts a new one. */
   threadId?: string;
-  messages: { role: "user" | "assistant"; content: string }[];
-  toolOutputs: { call_id: string; output: string }[];
+  /** This turn's input, in order: the history a stateless caller replays, then its new messages. */
+  messages: InputItem[];
+  /** Outputs answering the call the thread waits on (a resume of its external-tool gate). */
+  toolOutputs: { call_id: string; output: string; images?: ImageRef[] }[];
+  /** The response the caller continues: it must be theirs and still stored, or the turn fails with not_found. */
+  previousResponseId?: string;
+  /** false: the turn runs but nothing of it is stored (Responses `store: false`). */
+  store?: boolean;
+  /** Sampling and output format sent to the LLM with every step. */
+  llmOptions?: LlmOptions;
   /** Caller tools for the thread; undefined keeps the catalog the thread already has. */
   externalTools?: ExternalTool[];
   /** What the response reports as its model. */
@@ -80,16 +94,18 @@ export interface TurnResult {
   model: string;
   status: "completed" | "failed";
   error: { code: TurnErrorCode; message: string } | null;
-  /** The items this turn produced (inputs included). */
+  /** The items of this turn: its input, then what it produced. */
   items: ConversationItem[];
+  /** What the turn produced: `items` without the input. */
+  output: ConversationItem[];
   usage: { inputTokens: number; outputTokens: number };
   /** The caller tools the thread offered during this turn. */
   tools: ExternalTool[];
 }
 
 /** What the assistant said in a turn: its messages' text, in order. */
-export function answerText(r: Pick<TurnResult, "items">): string {
-  return r.items.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
+export function answerText(r: Pick<TurnResult, "output">): string {
+  return r.output.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
 }
 
 interface Inflight {
@@ -104,14 +120,16 @@ export interface Turn {
   id: string;
   threadId: string;
   createdAt: number;
+  /** The turn's input items, as they are stored. */
+  input: ConversationItem[];
   /** Runs the turn; yields the loop's events and returns the committed result. */
   run(): AsyncGenerator<AgentEvent, TurnResult>;
 }
 
-/** What a turn starts from: the thread's context, this turn's input items, the user's tool policies. */
+/** What a turn starts from: the thread's context, the turn's input items, the user's tool policies. */
 interface Opened {
   context: ThreadContext;
-  produced: ConversationItem[];
+  input: ConversationItem[];
   policy: (toolName: string) => ApprovalPolicy;
 }
 
@@ -151,7 +169,8 @@ export class Agent {
     const release = await this.#locks.acquire(threadId);
     try {
       const thread = await getThread(this.deps.db, threadId);
-      if (!thread || thread.userId !== req.userId) {
+      const previousGone = req.previousResponseId !== undefined && !(await findResponse(this.deps.db, req.previousResponseId, req.userId));
+      if (!thread || thread.userId !== req.userId || previousGone) {
         release();
         return notFoundTurn(base);
       }
@@ -167,21 +186,28 @@ export class Agent {
     }
   }
 
+  /** Runs `fn` holding the thread's lock, as a turn would: no turn of the thread runs meanwhile. */
+  async withThread<T>(threadId: string, fn: () => Promise<T>): Promise<T> {
+    const release = await this.#locks.acquire(threadId);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
   /**
    * Summarises a thread's turns but the latest, as `/compact` asks: the compaction stored,
    * or undefined when there is nothing before the latest turn. Waits for a running turn.
    */
   async compact(userId: string, threadId: string, signal: AbortSignal): Promise<CompactionItem | undefined> {
-    const release = await this.#locks.acquire(threadId);
-    try {
+    return this.withThread(threadId, async () => {
       const thread = await getThread(this.deps.db, threadId);
       if (!thread || thread.userId !== userId) throw new NotFound(`No thread found with id ${threadId}.`);
       const gate = await getGate(this.deps.db, threadId);
       const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await this.#threads.load(this.deps.db, thread), gate, undefined);
       return (await context.compact(signal)).item;
-    } finally {
-      release();
-    }
+    });
   }
 
   /**
@@ -189,7 +215,7 @@ export class Agent {
    * never fit the context window is refused (400) before anything is stored.
    */
   async #open(
-    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools">,
+    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools" | "store">,
     threadId: string,
     rows: ThreadContextRows | undefined,
     gate: Gate | undefined,
@@ -205,7 +231,8 @@ export class Agent {
         noteTool: deps.tools.specs().find((t) => t.name === "memory_write"),
         notes: deps.notes,
         redact: (text) => deps.safety.redact(text),
-        store: (id, item, seq) => storeCompaction(deps.db, id, item, seq),
+        // a turn that stores nothing (store: false) leaves its thread as it was
+        store: req.store === false ? async () => {} : (id, item, seq) => storeCompaction(deps.db, id, item, seq),
         log: deps.log ?? (() => {}),
       },
       {
@@ -219,12 +246,19 @@ export class Agent {
         policy,
       },
     );
-    const produced: ConversationItem[] = [
+    const input: ConversationItem[] = [
       ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
-      ...req.messages.map((m) => ({ type: "message" as const, id: itemId(), ...m })),
+      ...req.messages.map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() })),
     ];
-    context.checkInput(produced, [...deps.tools.specs(), ...(req.externalTools ?? threadTools ?? [])]);
-    return { context, produced, policy };
+    context.checkInput(input, [...deps.tools.specs(), ...(req.externalTools ?? threadTools ?? [])]);
+    return { context, input, policy };
+  }
+
+  /** Cancels the thread's running turns (it is being deleted) and waits until they have ended. */
+  async cancelThread(threadId: string, userId: string): Promise<void> {
+    const running = [...this.#inflight.entries()].filter(([id, t]) => t.userId === userId && threadOfResponse(id) === threadId);
+    for (const [, t] of running) t.controller.abort(new TurnError("cancelled", "The conversation was deleted."));
+    await Promise.allSettled(running.map(([, t]) => t.finished));
   }
 
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */
@@ -255,8 +289,10 @@ export class Agent {
   ): Turn {
     const { deps } = this;
     const inflight = this.#inflight;
+    const { input } = state;
     return {
       ...base,
+      input,
       async *run() {
         const controller = new AbortController();
         const startedAt = Date.now();
@@ -271,7 +307,8 @@ export class Agent {
               req.timeoutMs,
             )
           : undefined;
-        const { produced } = state;
+        const produced = [...input];
+        const inputCount = input.length;
         const usage = { inputTokens: 0, outputTokens: 0 };
         const external = req.externalTools ?? state.tools ?? [];
         let error: TurnResult["error"] = null;
@@ -286,6 +323,7 @@ export class Agent {
             pending: state.gate?.pending ?? [],
             maxSteps: deps.maxSteps,
             ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
+            llmOptions: req.llmOptions,
             deadline: req.timeoutMs ? startedAt + req.timeoutMs : undefined,
             produced,
             safety: deps.safety,
@@ -319,9 +357,10 @@ export class Agent {
         } finally {
           clearTimeout(timer);
         }
-        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, usage, tools: external };
+        const output = produced.slice(inputCount);
+        const result: TurnResult = { ...base, status: error ? "failed" : "completed", error, items: produced, output, usage, tools: external };
         try {
-          await commitTurn(deps.db, {
+          if (req.store !== false) await commitTurn(deps.db, {
             thread: { id: base.threadId, userId: req.userId, isNew: state.isNew, tools: external.length ? external : null, title: titleOf(req) },
             response: {
               id: base.id,
@@ -334,7 +373,7 @@ export class Agent {
               meta: req.meta ? JSON.stringify(req.meta) : null,
               createdAt: base.createdAt,
             },
-            items: produced.map((item, i) => ({ seq: state.context.nextSeq + i, item })),
+            items: produced.map((item, i) => ({ seq: state.context.nextSeq + i, item, input: i < inputCount })),
             gate,
             also: req.commitAlso?.(result),
           });
@@ -430,9 +469,9 @@ function gateElsewhere(gate: Gate, url: string): string {
 
 /** A thread's title: its first words, without the instruction and context blocks before them. */
 function titleOf(req: TurnRequest): string | undefined {
-  const text = req.messages
-    .findLast((m) => m.role === "user")
-    ?.content.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "")
+  const last = req.messages.findLast((m) => "role" in m && m.role === "user");
+  const text = (last && "role" in last ? last.content : undefined)
+    ?.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "")
     .replace(/\s+/g, " ")
     .trim();
   return text ? text.slice(0, 80) : undefined;
@@ -442,14 +481,16 @@ function titleOf(req: TurnRequest): string | undefined {
 function notFoundTurn(base: { id: string; threadId: string; createdAt: number; model: string }): Turn {
   return {
     ...base,
+    input: [],
     notFound: true,
     // eslint-disable-next-line require-yield
     async *run() {
       return {
         ...base,
         status: "failed",
-        error: { code: "not_found", message: "previous_response_id does not name a response of yours." },
+        error: { code: "not_found", message: "The previous_response_id or conversation does not name one of yours." },
         items: [],
+        output: [],
         tools: [],
         usage: { inputTokens: 0, outputTokens: 0 },
       };

@@ -1,13 +1,31 @@
 import { Elysia } from "elysia";
 import { Forbidden, RateLimited } from "../errors";
 import type { Principal } from "../auth/principal";
+import { readJson } from "./body";
 import type { Services } from "./services";
 
-/** Resolves the bearer token of every route of the feature that uses it into `principal`. */
+const principals = new WeakMap<Request, Principal>();
+
+async function authenticate(s: Services, request: Request): Promise<Principal> {
+  let principal = principals.get(request);
+  if (!principal) principals.set(request, (principal = await s.auth.authenticate(request.headers.get("authorization"))));
+  return principal;
+}
+
+/**
+ * Resolves the bearer token of every route of the feature that uses it into `principal`,
+ * before the route's query or body is validated: a caller without a token learns nothing.
+ */
 export const requireAuth = (s: Services) =>
-  new Elysia({ name: "auth" }).resolve({ as: "scoped" }, async ({ request }) => ({
-    principal: await s.auth.authenticate(request.headers.get("authorization")),
-  }));
+  new Elysia({ name: "auth" }).derive({ as: "scoped" }, async ({ request }) => ({ principal: await authenticate(s, request) }));
+
+/** A route's JSON body parser that checks the token first, since parsing comes before everything else. */
+export const authedJson =
+  (s: Services) =>
+  async ({ request }: { request: Request }): Promise<unknown> => {
+    await authenticate(s, request);
+    return readJson(request);
+  };
 
 export function requireAdmin(p: Principal): void {
   if (p.role !== "owner" && p.role !== "admin") throw new Forbidden();

@@ -3,30 +3,58 @@ import { InvalidRequest, PayloadTooLarge } from "../errors";
 export const MAX_BODY_BYTES = 14 * 1024 * 1024;
 
 /**
+ * The body's bytes, at most 14 MiB whether its length is declared or it comes chunked: the
+ * listener itself lets larger bodies through so that they get the JSON envelope, not an empty 413.
+ */
+export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) throw new PayloadTooLarge("14 MiB");
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    let next: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      next = await reader.read();
+    } catch {
+      throw new InvalidRequest("The request body could not be read.");
+    }
+    if (next.done) break;
+    size += next.value.byteLength;
+    if (size > limit) {
+      void reader.cancel().catch(() => {});
+      throw new PayloadTooLarge("14 MiB");
+    }
+    chunks.push(next.value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
  * Reads a JSON object body whatever its content type (curl -d sends form encoding), with
  * the gateway's 14 MiB limit.
  */
 export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new PayloadTooLarge("14 MiB");
-  let text: string;
-  try {
-    const bytes = await request.arrayBuffer();
-    if (bytes.byteLength > MAX_BODY_BYTES) throw new PayloadTooLarge("14 MiB");
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch (e) {
-    if (e instanceof PayloadTooLarge) throw e;
-    throw new InvalidRequest("The request body could not be read as UTF-8 text.");
-  }
-  if (!text.trim()) throw new InvalidRequest("The request body is empty; send a JSON object.");
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    throw new InvalidRequest(`The request body is not valid JSON: ${(e as Error).message}`);
-  }
+  const value = await readJson(request);
   if (!value || typeof value !== "object" || Array.isArray(value)) {
     throw new InvalidRequest("The request body must be a JSON object.");
   }
   return value as Record<string, unknown>;
+}
+
+/** Any JSON value; an Elysia route's `parse`, so that its TypeBox schema checks the result. */
+export async function readJson(request: Request): Promise<unknown> {
+  const bytes = await readBodyBytes(request);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new InvalidRequest("The request body could not be read as UTF-8 text.");
+  }
+  if (!text.trim()) throw new InvalidRequest("The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InvalidRequest(`The request body is not valid JSON: ${(e as Error).message}`);
+  }
 }

@@ -1,23 +1,36 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { TurnError } from "../errors";
-import { requireAuth } from "./auth";
-import { readJsonObject } from "./body";
+import { authedJson, requireAuth } from "./auth";
 import { envelope } from "./envelope";
 import type { Services } from "./services";
 
-/** The raw model proxy: the caller's chat completion goes to the LLM as it is. No tools, memory or loop. */
-export function proxyRoutes(s: Services) {
-  return new Elysia({ name: "proxy" })
+const ChatCompletionBody = Type.Object(
+  {
+    messages: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, error: "must be a non-empty array of message objects." }),
+  },
+  { additionalProperties: true },
+);
+
+/** The envelope type of an upstream status the proxy relays. */
+const TYPES: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error" };
+
+/**
+ * The raw model proxy: the caller's chat completion goes to the LLM as it is. No tools,
+ * memory or loop. Under `/v1/chat/completions` and `/api/v1/chat/completions`, so one base
+ * URL serves the Responses API and this.
+ */
+export function proxyRoutes(s: Services, prefix: string) {
+  return new Elysia({ name: "proxy", seed: prefix, prefix })
     .use(requireAuth(s))
     .post(
-      "/v1/chat/completions",
-      async ({ request }) => {
-        const body = await readJsonObject(request);
-        if (!Array.isArray(body.messages)) return envelope(400, "`messages` must be an array.", "invalid_request_error");
+      "/chat/completions",
+      async ({ body, request }) => {
         try {
           const upstream = await s.llm.proxyChatCompletions(body, request.signal);
+          if (!upstream.ok) return upstreamError(upstream);
           const headers = new Headers({ "content-type": upstream.headers.get("content-type") ?? "application/json" });
-          if (body.stream === true) headers.set("cache-control", "no-cache");
+          if ((body as { stream?: unknown }).stream === true) headers.set("cache-control", "no-cache");
           return new Response(upstream.body, { status: upstream.status, headers });
         } catch (e) {
           const message = e instanceof TurnError ? e.message : `The language model failed: ${(e as Error).message}`;
@@ -25,10 +38,27 @@ export function proxyRoutes(s: Services) {
           return envelope(code === "llm_not_configured" ? 503 : 502, message, "server_error", code);
         }
       },
-      { parse: "none" },
-    )
-    .get("/v1/models", () => ({
-      object: "list",
-      data: [{ id: "default", object: "model", created: Math.floor(s.startedAt / 1000), owned_by: "service" }],
-    }));
+      { parse: authedJson(s), body: ChatCompletionBody },
+    );
+}
+
+/**
+ * An error answer of the LLM endpoint as the JSON envelope, with a short message: the
+ * provider's own when it gave one, never its HTML page. Its 4xx status is kept (the request
+ * was at fault); a 5xx becomes 502.
+ */
+async function upstreamError(upstream: Response): Promise<Response> {
+  const text = await upstream.text().catch(() => "");
+  let detail: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof parsed.error === "string" ? parsed.error : (parsed.error?.message ?? parsed.message);
+    if (typeof m === "string") detail = m;
+  } catch {}
+  // an APIError wrapped by the SDK quotes the body after the status: "502 <html>..."
+  if (detail && /<(!doctype|html|head|body)\b/i.test(detail)) detail = undefined;
+  detail = detail?.replace(/\s+/g, " ").trim().slice(0, 300);
+  const status = upstream.status >= 500 ? 502 : upstream.status;
+  const message = `The language model endpoint answered HTTP ${upstream.status}${detail ? `: ${detail}` : "."}`;
+  return envelope(status, message, TYPES[upstream.status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), "upstream_error");
 }

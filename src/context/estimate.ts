@@ -59,9 +59,9 @@ const measured = new WeakMap<ConversationItem, number>();
 export function rawItemTokens(item: ConversationItem): number {
   let n = measured.get(item);
   if (n !== undefined) return n;
-  if (item.type === "message") n = MESSAGE_OVERHEAD + rawTextTokens(item.content);
+  if (item.type === "message") n = MESSAGE_OVERHEAD + rawTextTokens(item.content) + IMAGE_TOKENS * (item.images?.length ?? 0);
   else if (item.type === "function_call") n = MESSAGE_OVERHEAD + rawTextTokens(item.name) + rawTextTokens(item.arguments);
-  else n = MESSAGE_OVERHEAD + rawTextTokens(item.output);
+  else n = MESSAGE_OVERHEAD + rawTextTokens(item.output) + (item.images?.length ? MESSAGE_OVERHEAD + IMAGE_TOKENS * item.images.length : 0);
   measured.set(item, n);
   return n;
 }

@@ -109,5 +109,8 @@ export function redactMessage(m: ChatMessage, redact: (text: string) => string):
       ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: redact(c.function.arguments) } })) } : {}),
     };
   }
-  return { ...m, content: redact(m.content) };
+  if (m.role === "user" && typeof m.content !== "string") {
+    return { ...m, content: m.content.map((p) => (p.type === "text" ? { ...p, text: redact(p.text) } : p)) };
+  }
+  return { ...m, content: redact(m.content as string) };
 }

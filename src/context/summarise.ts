@@ -42,12 +42,13 @@ const TRANSCRIPT_OUTPUT_CHARS = 2000;
 export function transcriptLines(items: ConversationItem[]): string[] {
   const names = new Map<string, string>();
   return items.map((it) => {
-    if (it.type === "message") return `[${it.role}${it.status === "incomplete" ? ", cut short" : ""}] ${it.content}`;
+    const images = it.type !== "function_call" && it.images?.length ? ` [${it.images.length} image${it.images.length === 1 ? "" : "s"}]` : "";
+    if (it.type === "message") return `[${it.role}${it.status === "incomplete" ? ", cut short" : ""}] ${it.content}${images}`;
     if (it.type === "function_call") {
       names.set(it.call_id, it.name);
       return `[assistant calls ${it.name}] ${trimArguments(it.arguments, TRANSCRIPT_OUTPUT_CHARS)}`;
     }
-    return `[${names.get(it.call_id) ?? "tool"} result] ${trimOutput(it.output, TRANSCRIPT_OUTPUT_CHARS)}`;
+    return `[${names.get(it.call_id) ?? "tool"} result] ${trimOutput(it.output, TRANSCRIPT_OUTPUT_CHARS)}${images}`;
   });
 }
 

@@ -7,6 +7,7 @@ import { answerText, type Turn } from "../agent/turns";
 import type { Principal } from "../auth/principal";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
+import { deleteUserThread } from "../api/conversations";
 import type { Services } from "../api/services";
 import { InvalidRequest, NotFound, TurnError } from "../errors";
 import { envelope } from "../api/envelope";
@@ -92,6 +93,12 @@ export function chatRoutes(s: Services) {
       },
       { parse: "none" },
     )
+    // the thread with its responses (404 after), gates and items: the same as deleting its conversation
+    .delete("/api/chat/threads/:thread_id", async ({ principal, params }) => {
+      if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+      if (!(await deleteUserThread(s, principal.userId, params.thread_id))) throw new NotFound(`No thread found with id ${params.thread_id}.`);
+      return new Response(null, { status: 204 });
+    })
     .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
       const threadId = String(query.thread_id ?? "");
       if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");

@@ -146,6 +146,8 @@ async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGener
       stream: true,
       stream_options: { include_usage: true },
       ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
+      ...(req.options?.temperature !== undefined ? { temperature: req.options.temperature } : {}),
+      ...(req.options?.responseFormat ? { response_format: req.options.responseFormat as unknown as OpenAI.ResponseFormatJSONSchema } : {}),
       ...(req.tools.length
         ? {
             tools: req.tools.map((t) => ({

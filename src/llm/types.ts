@@ -1,8 +1,12 @@
 import type { PendingCall } from "../agent/items";
 
+/** A part of a user message: text, or an image by URL or data URL. */
+export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
+
 /** A chat message as OpenAI-compatible chat completion endpoints take it. */
 export type ChatMessage =
-  | { role: "system" | "user"; content: string }
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
   | {
       role: "assistant";
       content: string | null;
@@ -27,6 +31,14 @@ export interface LlmRequest {
   model?: string;
   /** Sent as `max_tokens`: the most the answer may take. */
   maxTokens?: number;
+  /** Sampling and output shape the caller asked for (Responses `temperature`, `text.format`). */
+  options?: LlmOptions;
+}
+
+export interface LlmOptions {
+  temperature?: number;
+  /** Chat completions' `response_format`: `{type: "json_schema", json_schema}` or `{type: "json_object"}`. */
+  responseFormat?: Record<string, unknown>;
 }
 
 export type LlmEvent =

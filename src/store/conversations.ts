@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ConversationItem, PendingCall } from "../agent/items";
 import type { Db } from "./db";
 import { notCompaction } from "./compactions";
-import { gates, items, responses, threads } from "./schema";
+import { gates, items, jobs, responses, threads } from "./schema";
 
 export type ThreadRow = typeof threads.$inferSelect;
 export type ResponseRow = typeof responses.$inferSelect;
@@ -43,21 +43,116 @@ export async function getResponse(db: Db, id: string): Promise<ResponseRow | und
   return (await db.select().from(responses).where(eq(responses.id, id)).limit(1))[0];
 }
 
-export async function loadResponseItems(db: Db, responseId: string): Promise<ConversationItem[]> {
+/** A response of this user's that was stored and not deleted: what retrieval and chaining may use. */
+export async function findResponse(db: Db, id: string, userId: string): Promise<ResponseRow | undefined> {
+  const row = await getResponse(db, id);
+  return row && row.userId === userId && row.deletedAt === null ? row : undefined;
+}
+
+/** A response's items, told apart: what the caller sent and what the turn produced. */
+export async function loadResponseItems(db: Db, responseId: string): Promise<{ input: ConversationItem[]; output: ConversationItem[] }> {
   const rows = await db
-    .select({ data: items.data })
+    .select({ data: items.data, input: items.input })
     .from(items)
     .where(eq(items.responseId, responseId))
     .orderBy(asc(items.seq));
-  return rows.map((r) => JSON.parse(r.data) as ConversationItem);
+  const out = { input: [] as ConversationItem[], output: [] as ConversationItem[] };
+  for (const r of rows) (r.input ? out.input : out.output).push(JSON.parse(r.data) as ConversationItem);
+  return out;
+}
+
+/** Marks a response deleted: retrieval and chaining no longer find it; the thread keeps its items. */
+export async function deleteResponse(db: Db, id: string): Promise<void> {
+  await db.update(responses).set({ deletedAt: Math.floor(Date.now() / 1000) }).where(eq(responses.id, id));
+}
+
+/** An item of one of this user's stored responses, by id (an `item_reference`), or of one thread. */
+export async function findItem(db: Db, itemId: string, userId: string, threadId?: string): Promise<ConversationItem | undefined> {
+  const row = (
+    await db
+      .select({ data: items.data })
+      .from(items)
+      .innerJoin(threads, eq(items.threadId, threads.id))
+      .leftJoin(responses, eq(items.responseId, responses.id))
+      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), notCompaction, threadId ? eq(items.threadId, threadId) : undefined))
+      .limit(1)
+  )[0];
+  return row ? (JSON.parse(row.data) as ConversationItem) : undefined;
+}
+
+/** A page of a thread's items (compactions left out), in `order`, starting after the item `after` (Conversations API). */
+export async function pageItems(
+  db: Db,
+  threadId: string,
+  opts: { limit: number; order: "asc" | "desc"; after?: string },
+): Promise<{ items: ConversationItem[]; hasMore: boolean } | undefined> {
+  let from: number | undefined;
+  if (opts.after) {
+    const at = (await db.select({ seq: items.seq }).from(items).where(and(eq(items.threadId, threadId), eq(items.id, opts.after))).limit(1))[0];
+    if (!at) return undefined;
+    from = at.seq;
+  }
+  const rows = await db
+    .select({ data: items.data })
+    .from(items)
+    .where(and(eq(items.threadId, threadId), notCompaction, from === undefined ? undefined : opts.order === "asc" ? gt(items.seq, from) : lt(items.seq, from)))
+    .orderBy(opts.order === "asc" ? asc(items.seq) : desc(items.seq))
+    .limit(opts.limit + 1);
+  return { items: rows.slice(0, opts.limit).map((r) => JSON.parse(r.data) as ConversationItem), hasMore: rows.length > opts.limit };
+}
+
+/**
+ * Adds items at the end of a thread (creating it when `create` is given), outside any turn:
+ * the caller holds the thread's lock. `responseId` is what the items are filed under.
+ */
+export async function appendItems(
+  db: Db,
+  t: { threadId: string; userId: string; responseId: string; items: ConversationItem[]; create?: { metadata: Record<string, string> | null; title?: string } },
+): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const [last] = t.create ? [undefined] : await db.select({ seq: sql<number>`max(${items.seq})` }).from(items).where(eq(items.threadId, t.threadId));
+  const start = (last?.seq ?? -1) + 1;
+  await db.batch([
+    t.create
+      ? db.insert(threads).values({ id: t.threadId, userId: t.userId, title: t.create.title ?? null, metadata: t.create.metadata, createdAt: now, updatedAt: now })
+      : db.update(threads).set({ updatedAt: now }).where(eq(threads.id, t.threadId)),
+    ...(t.items.length
+      ? [
+          db.insert(items).values(
+            t.items.map((item, i) => ({
+              id: item.id,
+              threadId: t.threadId,
+              responseId: t.responseId,
+              seq: start + i,
+              type: item.type,
+              data: JSON.stringify(item),
+              input: true,
+              createdAt: now,
+            })),
+          ),
+        ]
+      : []),
+  ]);
+}
+
+export async function setThreadMetadata(db: Db, threadId: string, metadata: Record<string, string>): Promise<void> {
+  await db.update(threads).set({ metadata }).where(eq(threads.id, threadId));
+}
+
+/**
+ * Deletes a thread with everything that hangs on it: its items, responses and gate (by the
+ * foreign keys), and the link webhook jobs keep to it, so that their conversation starts anew.
+ */
+export async function deleteThread(db: Db, threadId: string): Promise<void> {
+  await db.batch([db.update(jobs).set({ threadId: null }).where(eq(jobs.threadId, threadId)), db.delete(threads).where(eq(threads.id, threadId))]);
 }
 
 /** Everything one turn writes; committed in a single transaction. */
 export interface TurnRecord {
   thread: { id: string; userId: string; isNew: boolean; tools: unknown[] | null; title?: string };
-  response: Omit<ResponseRow, "threadId" | "userId">;
-  /** New items with their sequence numbers in the thread. */
-  items: { seq: number; item: ConversationItem }[];
+  response: Omit<ResponseRow, "threadId" | "userId" | "deletedAt">;
+  /** New items with their sequence numbers in the thread, and whether the caller sent them. */
+  items: { seq: number; item: ConversationItem; input: boolean }[];
   /** The gate the thread waits on after this turn, or null when it waits on nothing. */
   gate: Gate | null;
   /** Writes of the channel that belong to the same transaction (e.g. finishing a job). */
@@ -94,13 +189,14 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
         ]
       : []),
   ];
-  const itemRows = t.items.map(({ seq, item }) => ({
+  const itemRows = t.items.map(({ seq, item, input }) => ({
     id: item.id,
     threadId: t.thread.id,
     responseId: t.response.id,
     seq,
     type: item.type,
     data: JSON.stringify(item),
+    input,
     createdAt: now,
   }));
   await db.batch([

@@ -32,6 +32,8 @@ export const threads = sqliteTable(
     title: text("title"),
     /** JSON array of the caller tool definitions last sent on this thread. */
     tools: text("tools"),
+    /** The conversation's metadata (Conversations API): at most 16 string pairs. */
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, string>>(),
     /** The seq of the thread's latest `compaction` item, or null before its first compaction. */
     compactionSeq: integer("compaction_seq"),
     /** Items from this seq on follow the latest compaction verbatim: where a turn starts loading. */
@@ -61,6 +63,8 @@ export const responses = sqliteTable(
     /** JSON of request facts the response object reports back (instructions, previous id, ...). */
     meta: text("meta"),
     createdAt: integer("created_at").notNull(),
+    /** Set by DELETE /api/v1/responses/{id}: the response is gone, its items stay in the thread. */
+    deletedAt: integer("deleted_at"),
   },
   (t) => [index("responses_thread").on(t.threadId)],
 );
@@ -81,6 +85,8 @@ export const items = sqliteTable(
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
     data: text("data").notNull(),
+    /** Whether the item was input of its response (sent by the caller) rather than output. */
+    input: integer("input", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("items_thread_seq").on(t.threadId, t.seq), index("items_response").on(t.responseId)],

@@ -121,19 +121,37 @@ describe("proxy with a configured LLM", () => {
     }
   });
 
-  for (const status of [400, 404, 422, 429, 500, 503]) {
-    test(`an upstream ${status} is passed through with its error body`, async () => {
+  for (const [status, relayed, type] of [
+    [400, 400, "invalid_request_error"],
+    [404, 404, "not_found_error"],
+    [422, 422, "invalid_request_error"],
+    [429, 429, "rate_limit_error"],
+    [500, 502, "server_error"],
+    [503, 502, "server_error"],
+  ] as const) {
+    test(`an upstream ${status} is relayed as a ${relayed} envelope with the provider's message`, async () => {
       t.llm.enqueue({ error: { status, message: `upstream says ${status}` } });
       const res = await t.api("/v1/chat/completions", {
         method: "POST",
         json: { model: "scripted-model", messages: [{ role: "user", content: "x" }] },
       });
-      expect(res.status).toBe(status);
-      const body = (await res.json()) as any;
-      expect(body.error.message).toBe(`upstream says ${status}`);
+      expect(res.status).toBe(relayed);
+      expect(await res.json()).toEqual({
+        error: { message: `The language model endpoint answered HTTP ${status}: upstream says ${status}`, type, code: "upstream_error" },
+      });
       expect(t.llm.chatRequests().length).toBe(1);
     });
   }
+
+  test("/api/v1/chat/completions is the same proxy", async () => {
+    t.llm.enqueue({ text: "via the api prefix" });
+    const api = new OpenAI({ baseURL: t.url + "/api/v1", apiKey: t.token, maxRetries: 0 });
+    const done = await api.chat.completions.create({ model: "scripted-model", messages: [{ role: "user", content: "x" }] });
+    expect(done.choices[0]!.message.content).toBe("via the api prefix");
+    const bad = await t.api("/api/v1/chat/completions", { method: "POST", json: { messages: ["hi"] } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error.message).toBe("`messages[0]` is malformed: expected object.");
+  });
 
   test("an upstream error reaches an SDK client as an APIError with the same status", async () => {
     t.llm.enqueue({ error: { status: 422, message: "no such thing" } });
@@ -149,7 +167,16 @@ describe("proxy with a configured LLM", () => {
   });
 
   test("messages that are not an array, or a body that is not JSON → 400 envelope, no upstream call", async () => {
-    for (const body of [JSON.stringify({ model: "m" }), JSON.stringify({ messages: "hi" }), "{oops", "[]", ""]) {
+    for (const body of [
+      JSON.stringify({ model: "m" }),
+      JSON.stringify({ messages: "hi" }),
+      JSON.stringify({ messages: [] }),
+      JSON.stringify({ messages: ["hi"] }),
+      JSON.stringify({ messages: [null] }),
+      "{oops",
+      "[]",
+      "",
+    ]) {
       const res = await t.api("/v1/chat/completions", { method: "POST", body, headers: { "content-type": "application/json" } });
       expect(res.status).toBe(400);
       const json = (await res.json()) as any;
@@ -206,6 +233,24 @@ describe("proxy without a usable LLM", () => {
     expect(body.error.code).toBe("llm_not_configured");
     expect(body.error.message).toContain("LLM_BASE_URL");
     expect(unconfigured.llm.chatRequests().length).toBe(0);
+  });
+
+  test("an upstream that answers an HTML error page → a JSON envelope with a short message, not the page", async () => {
+    const html = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => new Response("<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1>" + "x".repeat(5000) + "</body></html>", { status: 502, headers: { "content-type": "text/html" } }),
+    });
+    const behind = await startTestService({ env: { LLM_BASE_URL: `http://127.0.0.1:${html.port}/v1` } });
+    try {
+      const res = await behind.api("/api/v1/chat/completions", { method: "POST", json: { messages: [{ role: "user", content: "hi" }] } });
+      expect(res.status).toBe(502);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      expect(await res.json()).toEqual({ error: { message: "The language model endpoint answered HTTP 502.", type: "server_error", code: "upstream_error" } });
+    } finally {
+      await behind.stop();
+      await html.stop(true);
+    }
   });
 
   test("an unreachable upstream → 502 server_error envelope", async () => {

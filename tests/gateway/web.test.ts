@@ -275,6 +275,27 @@ describe("web UI in Chromium", () => {
     }
   });
 
+  test("a conversation can be deleted: asked first, then gone from the list and the server", async () => {
+    t.llm.enqueue({ text: "This one will go away." });
+    await page.getByRole("button", { name: "New chat" }).click();
+    await send(page, "A conversation to delete");
+    await page.waitForURL(/\/\?thread=[0-9a-f-]{36}$/);
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    await page.locator(".thread", { hasText: "A conversation to delete" }).waitFor();
+    await idle(page);
+    // the first click only asks; Keep leaves everything as it was
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await page.getByRole("button", { name: "Keep" }).click();
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await page.getByRole("button", { name: "Delete conversation" }).click();
+    await page.getByText("What can I help with?").waitFor();
+    expect(page.url()).toBe(`${t.url}/`);
+    await page.locator(".thread", { hasText: "A conversation to delete" }).waitFor({ state: "detached" });
+    const gone = await t.api(`/api/chat/history?thread_id=${threadId}`);
+    expect(gone.status).toBe(404);
+    expect(await page.getByRole("button", { name: "Delete", exact: true }).isHidden()).toBe(true);
+  });
+
   test("sign out, a wrong token is refused, the right one signs in", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByText("You are signed out.").waitFor();

@@ -122,6 +122,7 @@ describe("commitTurn is atomic", () => {
     items: itemIds.map((id, i) => ({
       seq: seq0 + i,
       item: { type: "message", id, role: i % 2 ? "assistant" : "user", content: `text ${id}` },
+      input: i % 2 === 0,
     })),
     gate: gate ? { kind: "external_tool", callId: "call_1", responseId, pending: [] } : null,
   });

@@ -1,171 +1,324 @@
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
 import { userContextBlock } from "../../agent/context";
-import { threadOfResponse } from "../../agent/ids";
+import { threadOfConversation, threadOfResponse } from "../../agent/ids";
+import type { ConversationItem, ImageRef } from "../../agent/items";
+import type { InputItem } from "../../agent/turns";
 import { InvalidRequest } from "../../errors";
+import type { LlmOptions } from "../../llm/types";
 import { parseCallerTools } from "../../tools/caller";
 import type { ToolRegistry } from "../../tools/registry";
 import type { ExternalTool } from "../../tools/tool";
 
-const Nullable = <T extends TSchema>(t: T) => Type.Optional(Type.Union([t, Type.Null()]));
+// The request bodies of the Responses API (and of the Conversations API's items), as the
+// routes declare them. Each field says what it must be in `error`; api/validation.ts turns
+// the first failure into the 400 envelope's message. Unlisted fields are accepted and ignored.
 
-/** The request body of POST /api/v1/responses. Unlisted fields are accepted and ignored. */
-export const ResponsesRequest = Type.Object({
-  input: Type.Union([Type.String(), Type.Array(Type.Unknown())]),
-  model: Type.Optional(Type.Unknown()),
-  instructions: Nullable(Type.String()),
-  previous_response_id: Nullable(Type.String()),
-  stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
-  tools: Type.Optional(Type.Union([Type.Array(Type.Unknown()), Type.Null()])),
-  tool_choice: Type.Optional(Type.Unknown()),
-  temperature: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
-  max_output_tokens: Type.Optional(Type.Unknown()),
-  x_context: Type.Optional(Type.Unknown()),
-  context: Type.Optional(Type.Unknown()),
+const MAX_MODEL_BYTES = 256;
+export const MAX_CONTEXT_BYTES = 10 * 1024;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+FormatRegistry.Set(
+  "model-hint",
+  (m) => m !== "" && m.trim() === m && Buffer.byteLength(m) <= MAX_MODEL_BYTES && !CONTROL.test(m),
+);
+
+const open = { additionalProperties: true } as const;
+/** Absent, null, or `schema`; a failure is explained by `schema`'s own error. */
+const Nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()], { error: schema.error }));
+const Text = (error = "must be a string.") => Type.String({ error });
+
+const InputTextPart = Type.Object({ type: Type.Literal("input_text"), text: Text() }, open);
+const OutputTextPart = Type.Object({ type: Type.Literal("output_text"), text: Text() }, open);
+const PlainTextPart = Type.Object({ type: Type.Literal("text"), text: Text() }, open);
+const RefusalPart = Type.Object({ type: Type.Literal("refusal"), refusal: Text() }, open);
+const InputImagePart = Type.Object(
+  {
+    type: Type.Literal("input_image"),
+    image_url: Type.String({ minLength: 1, error: "must be an image URL or a data URL (file_id is not supported)." }),
+    detail: Nullable(Type.String({ error: "must be low, high or auto." })),
+  },
+  open,
+);
+const PART_KINDS = "input_text, output_text, refusal or input_image";
+
+export const MessageInput = Type.Object(
+  {
+    type: Type.Optional(Type.Literal("message")),
+    role: Type.Union([Type.Literal("user"), Type.Literal("assistant"), Type.Literal("system"), Type.Literal("developer")], {
+      error: "must be user, assistant, system or developer.",
+    }),
+    content: Type.Union(
+      [
+        Text("must be a string or an array of content parts."),
+        Type.Array(Type.Union([InputTextPart, OutputTextPart, PlainTextPart, RefusalPart, InputImagePart], { error: `must be a part of type ${PART_KINDS}.` })),
+      ],
+      { error: "must be a string or an array of content parts." },
+    ),
+  },
+  open,
+);
+const FunctionCallInput = Type.Object(
+  {
+    type: Type.Literal("function_call"),
+    call_id: Type.String({ minLength: 1, error: "must be a non-empty string." }),
+    name: Type.String({ minLength: 1, error: "must be a non-empty string." }),
+    arguments: Text("must be a string of JSON."),
+  },
+  open,
+);
+const FunctionCallOutputInput = Type.Object(
+  {
+    type: Type.Literal("function_call_output"),
+    call_id: Type.String({ minLength: 1, error: "must be a non-empty string." }),
+    output: Type.Union(
+      [Text(), Type.Array(Type.Union([InputTextPart, InputImagePart], { error: "must be a part of type input_text or input_image." }))],
+      { error: "is required and must be a string or an array of input_text and input_image parts." },
+    ),
+  },
+  open,
+);
+const ItemReference = Type.Object({ type: Type.Literal("item_reference"), id: Type.String({ minLength: 1, error: "must be an item id." }) }, open);
+const ReasoningInput = Type.Object({ type: Type.Literal("reasoning") }, open);
+
+export const InputItemSchema = Type.Union([MessageInput, FunctionCallInput, FunctionCallOutputInput, ItemReference, ReasoningInput], {
+  error: "must be a message, function_call, function_call_output, item_reference or reasoning item.",
 });
-export type ResponsesRequest = Static<typeof ResponsesRequest>;
+export type InputItemBody = Static<typeof InputItemSchema>;
+
+const Metadata = Type.Record(
+  Type.String({ pattern: "^[\\s\\S]{1,64}$" }),
+  Type.String({ maxLength: 512, error: "values must be strings of at most 512 characters." }),
+  { additionalProperties: false, maxProperties: 16, error: "must be an object of at most 16 pairs, keys of at most 64 characters and string values of at most 512." },
+);
+export const MetadataField = Nullable(Metadata);
+
+const TextFormat = Type.Union(
+  [
+    Type.Object({ type: Type.Literal("text") }, open),
+    Type.Object(
+      {
+        type: Type.Literal("json_schema"),
+        name: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$", error: "must match ^[A-Za-z0-9_-]{1,64}$." }),
+        schema: Type.Object({}, { ...open, error: "must be a JSON Schema object." }),
+        strict: Nullable(Type.Boolean({ error: "must be a boolean." })),
+        description: Nullable(Text()),
+      },
+      open,
+    ),
+    Type.Object({ type: Type.Literal("json_object") }, open),
+  ],
+  { error: "must be of type text, json_schema or json_object." },
+);
+
+const ModelHint = Type.String({ format: "model-hint", error: "must be a non-empty string of at most 256 bytes, with no control characters and no white space at either end." });
+const NotSupported = Type.Optional(Type.Null({ error: "is not supported." }));
+
+/** POST /api/v1/responses; `model`, `tool_choice`, `temperature` and `max_output_tokens` differ by revision. */
+export function responsesRequest(revision: Revision) {
+  return Type.Object(
+    {
+      input: Type.Union(
+        [
+          Type.String({ pattern: "\\S", error: "must not be empty." }),
+          Type.Array(InputItemSchema, { minItems: 1, error: "must not be an empty array." }),
+        ],
+        { error: "must be a string or an array of input items." },
+      ),
+      model:
+        revision === "A"
+          ? Type.Optional(Type.Union([Type.Literal("default"), Type.Null()], { error: 'must be "default".' }))
+          : Type.Unsafe<string>(ModelHint),
+      instructions: Nullable(Text()),
+      previous_response_id: Nullable(
+        Type.String({ pattern: "^resp_[0-9a-f]{64}$", error: "is not a response id (resp_ followed by 64 hex digits)." }),
+      ),
+      conversation: Nullable(ConversationRef),
+      stream: Nullable(Type.Boolean({ error: "must be a boolean." })),
+      background: Nullable(Type.Boolean({ error: "must be a boolean." })),
+      store: Nullable(Type.Boolean({ error: "must be a boolean." })),
+      tools: Nullable(Type.Array(Type.Unknown(), { error: "must be an array of tool definitions." })),
+      tool_choice: revision === "A" ? NotSupported : Type.Optional(Type.Unknown()),
+      temperature: revision === "A" ? NotSupported : Nullable(Type.Number({ minimum: 0, maximum: 2, error: "must be between 0.0 and 2.0." })),
+      max_output_tokens: revision === "A" ? NotSupported : Nullable(Type.Integer({ minimum: 1, error: "must be a positive integer." })),
+      parallel_tool_calls: Nullable(Type.Boolean({ error: "must be a boolean." })),
+      text: Nullable(Type.Object({ format: Type.Optional(TextFormat) }, { ...open, error: "must be an object with a `format`." })),
+      user: Nullable(Text()),
+      metadata: MetadataField,
+      x_context: Nullable(Type.Object({}, { ...open, error: "must be a JSON object." })),
+      context: Nullable(Type.Object({}, { ...open, error: "must be a JSON object." })),
+    },
+    open,
+  );
+}
+const ConversationId = Type.String({ pattern: "^conv_[0-9a-f]{32}$", error: "must be a conversation id (conv_ followed by 32 hex digits)." });
+const ConversationRef = Type.Union([ConversationId, Type.Object({ id: ConversationId }, open)], {
+  error: "must be a conversation id (conv_ followed by 32 hex digits) or {id}.",
+});
+export type ResponsesBody = Static<ReturnType<typeof responsesRequest>>;
 
 export type Revision = "A" | "B";
 
-/** A request checked against the revision's rules, in the terms the agent takes. */
+/** What the response object echoes of the request (stored with the response for retrieval). */
+export interface RequestEcho {
+  instructions: string | null;
+  previous_response_id: string | null;
+  conversation: { id: string } | null;
+  temperature: number | null;
+  store: boolean;
+  background: boolean;
+  metadata: Record<string, string>;
+  max_output_tokens: number | null;
+  tool_choice: unknown;
+  parallel_tool_calls: boolean;
+  text: { format: Record<string, unknown> };
+  user: string | null;
+}
+
+/** A request in the terms the agent takes. */
 export interface ParsedRequest {
   model: string;
   stream: boolean;
   threadId?: string;
-  previousResponseId: string | null;
-  instructions: string | null;
-  temperature: number | null;
-  messages: { role: "user" | "assistant"; content: string }[];
-  toolOutputs: { call_id: string; output: string }[];
+  echo: RequestEcho;
+  messages: InputItem[];
+  toolOutputs: { call_id: string; output: string; images?: ImageRef[] }[];
   tools?: ExternalTool[];
+  llmOptions: LlmOptions;
 }
 
-export const MAX_CONTEXT_BYTES = 10 * 1024;
-const MAX_MODEL_BYTES = 256;
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Finds an item of the caller's stored responses (`item_reference`). */
+export type ItemLookup = (id: string) => Promise<ConversationItem | undefined>;
 
-export function parseResponsesRequest(body: Record<string, unknown>, revision: Revision, registry: ToolRegistry): ParsedRequest {
-  if (!Value.Check(ResponsesRequest, body)) {
-    const first = Value.Errors(ResponsesRequest, body).First();
-    const field = first?.path.split("/")[1];
-    if (!field) throw new InvalidRequest("The request body must be a JSON object with an `input`.");
-    if (field === "input" && body.input === undefined) throw new InvalidRequest("`input` is required.");
-    throw new InvalidRequest(`\`${field}\` is malformed: ${first!.message.toLowerCase()}.`);
-  }
-  const present = (k: keyof ResponsesRequest) => body[k] !== undefined && body[k] !== null;
+/**
+ * The checks a schema cannot state (they span fields or need the service), and the request
+ * turned into the agent's terms: input items in order, outputs that resume the thread's
+ * pending call apart, and the instruction and context blocks put before the last user message.
+ */
+export async function parseResponsesRequest(
+  body: ResponsesBody,
+  revision: Revision,
+  registry: ToolRegistry,
+  lookup: ItemLookup,
+): Promise<ParsedRequest> {
+  const previousResponseId = body.previous_response_id ?? null;
+  const conversation = body.conversation ? { id: typeof body.conversation === "string" ? body.conversation : body.conversation.id } : null;
+  if (previousResponseId && conversation) throw new InvalidRequest("Use `previous_response_id` or `conversation`, not both.");
+  const threadId = previousResponseId ? threadOfResponse(previousResponseId) : conversation ? threadOfConversation(conversation.id) : undefined;
+  const store = body.store ?? true;
+  if (body.background && !store) throw new InvalidRequest("`background` needs `store`: a background response is retrieved later.");
 
-  let model: string;
-  if (revision === "A") {
-    if (present("model") && body.model !== "default") throw new InvalidRequest('`model` must be "default".');
-    for (const f of ["tool_choice", "temperature", "max_output_tokens"] as const) {
-      if (present(f)) throw new InvalidRequest(`\`${f}\` is not supported.`);
+  const { messages, toolOutputs, system } = await inputItems(body.input, lookup);
+  if (toolOutputs.length) {
+    if (revision === "B" && messages.length) {
+      throw new InvalidRequest(
+        "A resume must contain only function_call_output items; send the follow-up message as its own request after the resume.",
+      );
     }
-    model = "default";
-  } else {
-    model = checkModelHint(body.model);
-    const t = body.temperature;
-    if (typeof t === "number" && !(t >= 0 && t <= 2)) throw new InvalidRequest("`temperature` must be between 0.0 and 2.0.");
+    if (revision === "B" && !threadId) {
+      throw new InvalidRequest("A function_call_output needs `previous_response_id` naming the response that asked for it.");
+    }
+  } else if (!messages.some((m) => ("role" in m && m.role === "user") || m.type === "function_call_output")) {
+    throw new InvalidRequest("`input` needs a user message or a function_call_output.");
   }
 
-  let previousResponseId: string | null = null;
-  let threadId: string | undefined;
-  if (present("previous_response_id")) {
-    previousResponseId = body.previous_response_id as string;
-    threadId = threadOfResponse(previousResponseId);
-    if (!threadId) throw new InvalidRequest("`previous_response_id` is not a response id (resp_ followed by 64 hex digits).");
-  }
-
-  const instructions = present("instructions") ? (body.instructions as string) : null;
-  const { messages, toolOutputs, system } = parseInput(body.input as string | unknown[], revision);
-  if (toolOutputs.length && revision === "B" && !previousResponseId) {
-    throw new InvalidRequest("A function_call_output needs `previous_response_id` naming the response that asked for it.");
-  }
-  const context = present("x_context") ? body.x_context : present("context") ? body.context : undefined;
-  if (context !== undefined) {
-    if (!context || typeof context !== "object" || Array.isArray(context)) throw new InvalidRequest("`x_context` must be a JSON object.");
-    if (Buffer.byteLength(JSON.stringify(context)) > MAX_CONTEXT_BYTES) throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
+  const instructions = body.instructions ?? null;
+  const context = body.x_context ?? body.context ?? undefined;
+  if (context && Buffer.byteLength(JSON.stringify(context)) > MAX_CONTEXT_BYTES) {
+    throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
   }
   const blocks = [
     ...[...system, ...(instructions ? [instructions] : [])].map((s) => `<instructions>\n${s}\n</instructions>`),
-    ...(context !== undefined ? [userContextBlock(context as Record<string, unknown>)] : []),
+    ...(context ? [userContextBlock(context)] : []),
   ];
-  if (blocks.length) {
-    const prefix = blocks.join("\n\n") + "\n\n";
-    // A resume carries no user message; the thread's earlier instructions stay in force.
-    const last = messages.findLast((m) => m.role === "user");
-    if (last) last.content = prefix + last.content;
-  }
+  // A resume carries no user message; the thread's earlier instructions stay in force.
+  const last = messages.findLast((m) => "role" in m && m.role === "user");
+  if (blocks.length && last && "role" in last) last.content = `${blocks.join("\n\n")}\n\n${last.content}`;
 
+  const format = body.text?.format;
+  const temperature = revision === "B" && typeof body.temperature === "number" ? body.temperature : null;
   return {
-    model,
+    model: revision === "A" ? "default" : (body.model as string),
     stream: body.stream === true,
     threadId,
-    previousResponseId,
-    instructions,
-    temperature: typeof body.temperature === "number" ? body.temperature : null,
     messages,
     toolOutputs,
-    tools: present("tools") ? parseCallerTools(body.tools, registry) : undefined,
+    tools: body.tools ? parseCallerTools(body.tools, registry) : undefined,
+    llmOptions: {
+      ...(temperature !== null ? { temperature } : {}),
+      ...(format?.type === "json_schema"
+        ? {
+            responseFormat: {
+              type: "json_schema",
+              json_schema: { name: format.name, schema: format.schema, strict: format.strict ?? false, ...(format.description ? { description: format.description } : {}) },
+            },
+          }
+        : format?.type === "json_object"
+          ? { responseFormat: { type: "json_object" } }
+          : {}),
+    },
+    echo: {
+      instructions,
+      previous_response_id: previousResponseId,
+      conversation,
+      temperature,
+      store,
+      background: body.background ?? false,
+      metadata: body.metadata ?? {},
+      max_output_tokens: revision === "B" ? (body.max_output_tokens ?? null) : null,
+      tool_choice: revision === "B" ? (body.tool_choice ?? "auto") : "auto",
+      parallel_tool_calls: body.parallel_tool_calls ?? false,
+      text: { format: format ?? { type: "text" } },
+      user: body.user ?? null,
+    },
   };
 }
 
-function checkModelHint(model: unknown): string {
-  if (model === undefined || model === null) throw new InvalidRequest("`model` is required.");
-  if (typeof model !== "string" || model === "") throw new InvalidRequest("`model` must be a non-empty string.");
-  if (model.trim() !== model) throw new InvalidRequest("`model` must not start or end with white space.");
-  if (Buffer.byteLength(model) > MAX_MODEL_BYTES) throw new InvalidRequest("`model` is longer than 256 bytes.");
-  if (CONTROL.test(model)) throw new InvalidRequest("`model` must not contain control characters.");
-  return model;
-}
-
-function parseInput(input: string | unknown[], revision: Revision) {
-  const messages: ParsedRequest["messages"] = [];
+/**
+ * Input items as the agent stores them. A function_call_output answering a function_call of
+ * the same input is history; one that answers none resumes the thread's pending call.
+ * system and developer messages become instruction blocks.
+ */
+export async function inputItems(input: string | InputItemBody[], lookup: ItemLookup) {
+  const messages: InputItem[] = [];
   const toolOutputs: ParsedRequest["toolOutputs"] = [];
   const system: string[] = [];
-  if (typeof input === "string") {
-    if (!input.trim()) throw new InvalidRequest("`input` must not be empty.");
-    return { messages: [{ role: "user" as const, content: input }], toolOutputs, system };
-  }
-  if (!input.length) throw new InvalidRequest("`input` must not be an empty array.");
-  input.forEach((raw, i) => {
-    const at = `input[${i}]`;
-    if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new InvalidRequest(`\`${at}\` must be an object.`);
-    const item = raw as Record<string, unknown>;
-    const type = item.type ?? (item.role !== undefined ? "message" : undefined);
-    if (type === "function_call_output") {
-      if (typeof item.call_id !== "string" || !item.call_id) throw new InvalidRequest(`\`${at}.call_id\` must be a non-empty string.`);
-      if (typeof item.output !== "string") throw new InvalidRequest(`\`${at}.output\` is required and must be a string.`);
-      toolOutputs.push({ call_id: item.call_id, output: item.output });
-    } else if (type === "message") {
-      const content = messageText(item.content, at);
-      if (item.role === "user" || item.role === "assistant") messages.push({ role: item.role, content });
-      else if (item.role === "system" || item.role === "developer") system.push(content);
-      else throw new InvalidRequest(`\`${at}.role\` must be user, assistant, system or developer.`);
+  if (typeof input === "string") return { messages: [{ role: "user" as const, content: input }], toolOutputs, system };
+  const items: (InputItem | ConversationItem)[] = [];
+  for (const [i, item] of input.entries()) {
+    if (item.type === "item_reference") {
+      const found = await lookup(item.id);
+      if (!found) throw new InvalidRequest(`\`input[${i}].id\` ${JSON.stringify(item.id)} is not an item of your stored responses.`);
+      const { id: _, ...rest } = found;
+      items.push(rest as InputItem);
+    } else if (item.type === "reasoning") {
+      // a model's reasoning is the client's record of it; the LLM here never sees it
+    } else if (item.type === "function_call") {
+      items.push({ type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, external: true });
+    } else if (item.type === "function_call_output") {
+      const { text, images } = typeof item.output === "string" ? { text: item.output, images: [] } : partsOf(item.output);
+      items.push({ type: "function_call_output", call_id: item.call_id, output: text, ...(images.length ? { images } : {}) });
     } else {
-      throw new InvalidRequest(`\`${at}.type\` ${JSON.stringify(type ?? null)} is not supported; use message or function_call_output.`);
+      const { text, images } = typeof item.content === "string" ? { text: item.content, images: [] } : partsOf(item.content);
+      if (item.role === "system" || item.role === "developer") system.push(text);
+      else items.push({ role: item.role, content: text, ...(images.length && item.role === "user" ? { images } : {}) });
     }
-  });
-  if (toolOutputs.length && (messages.length || system.length) && revision === "B") {
-    throw new InvalidRequest(
-      "A resume must contain only function_call_output items; send the follow-up message as its own request after the resume.",
-    );
   }
-  if (!toolOutputs.length && !messages.some((m) => m.role === "user")) {
-    throw new InvalidRequest("`input` needs a user message or a function_call_output.");
+  const calls = new Set(items.flatMap((m) => (m.type === "function_call" ? [m.call_id] : [])));
+  for (const m of items) {
+    if (m.type === "function_call_output" && !calls.has(m.call_id)) toolOutputs.push({ call_id: m.call_id, output: m.output, ...(m.images ? { images: m.images } : {}) });
+    else messages.push(m as InputItem);
   }
   return { messages, toolOutputs, system };
 }
 
-function messageText(content: unknown, at: string): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part, j) => {
-        const p = part as Record<string, unknown> | null;
-        if (p && ["input_text", "output_text", "text"].includes(p.type as string) && typeof p.text === "string") return p.text;
-        throw new InvalidRequest(`\`${at}.content[${j}]\` is not supported; only text content is accepted.`);
-      })
-      .join("\n");
+type Part = { type: string; text?: string; refusal?: string; image_url?: string; detail?: string | null };
+
+function partsOf(parts: Part[]): { text: string; images: ImageRef[] } {
+  const texts: string[] = [];
+  const images: ImageRef[] = [];
+  for (const p of parts) {
+    if (p.type === "input_image") images.push({ url: p.image_url!, ...(p.detail ? { detail: p.detail } : {}) });
+    else texts.push(p.type === "refusal" ? p.refusal! : p.text!);
   }
-  throw new InvalidRequest(`\`${at}.content\` must be a string.`);
+  return { text: texts.join("\n"), images };
 }

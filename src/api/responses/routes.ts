@@ -1,98 +1,148 @@
-import { Elysia } from "elysia";
-import type { Turn, TurnResult } from "../../agent/turns";
-import type { Principal } from "../../auth/principal";
+import { Elysia, t } from "elysia";
+import type { TurnResult } from "../../agent/turns";
 import { InvalidRequest, NotFound } from "../../errors";
-import { getResponse, getThread, loadResponseItems } from "../../store/conversations";
-import { requireAuth, takeTurnBudget } from "../auth";
-import { readJsonObject } from "../body";
+import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } from "../../store/conversations";
+import { authedJson, requireAuth, takeTurnBudget } from "../auth";
 import type { Services } from "../services";
-import { buildResponse, type ResponseFacts } from "./objects";
-import { parseResponsesRequest } from "./request";
-import { streamTurn } from "./stream";
+import { buildResponse, itemList, itemResource, type ResponseObject } from "./objects";
+import { parseResponsesRequest, responsesRequest, type RequestEcho } from "./request";
+import { ResponseRuns } from "./runs";
+import { replaySource, sseResponse } from "./stream";
 
 export const TURN_TIMEOUT_MS = { A: 120_000, B: 30_000 } as const;
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
 
-export function responsesRoutes(s: Services) {
-  const revision = s.config.responses.revision;
+export const ListQuery = t.Object({
+  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, multipleOf: 1, error: "must be an integer from 1 to 100." })),
+  order: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")], { error: "must be asc or desc." })),
+  after: t.Optional(t.String({ minLength: 1, error: "must be an item id." })),
+});
 
-  const create = async ({ request, principal }: { request: Request; principal: Principal }) => {
-    takeTurnBudget(s, principal);
-    const req = parseResponsesRequest(await readJsonObject(request), revision, s.tools);
-    const turn = await s.agent.begin({
-      userId: principal.userId,
-      threadId: req.threadId,
-      messages: req.messages,
-      toolOutputs: req.toolOutputs,
-      externalTools: req.tools,
-      model: req.model,
-      timeoutMs: req.stream ? undefined : s.turnTimeoutMs,
-      meta: { instructions: req.instructions, previous_response_id: req.previousResponseId, temperature: req.temperature },
+const RetrieveQuery = t.Object({
+  stream: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { error: "must be true or false." })),
+  starting_after: t.Optional(t.Numeric({ minimum: -1, multipleOf: 1, error: "must be a sequence number." })),
+});
+
+/**
+ * The Responses API, for each prefix it answers under (`/api/v1` and the legacy `/v1`). The
+ * responses being produced are shared by both, so a response made under one is found under
+ * the other.
+ */
+export function responsesApi(s: Services) {
+  const runs = new ResponseRuns(s.log);
+  return (prefix: string) => responsesRoutes(s, runs, prefix);
+}
+
+function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
+  const revision = s.config.responses.revision;
+  const retrievedModel = revision === "A" ? "default" : PLACEHOLDER_MODEL;
+
+  /** A stored response of this user's, as retrieval rebuilds it. */
+  const stored = async (id: string, userId: string): Promise<ResponseObject> => {
+    const row = await findResponse(s.db, id, userId);
+    if (!row) throw new NotFound(`No response found with id ${id}.`);
+    const { output } = await loadResponseItems(s.db, row.id);
+    const thread = await getThread(s.db, row.threadId);
+    return buildResponse({
+      echo: row.meta ? (JSON.parse(row.meta) as Partial<RequestEcho>) : {},
+      tools: thread?.tools ? JSON.parse(thread.tools) : [],
+      id: row.id,
+      createdAt: row.createdAt,
+      status: row.status,
+      model: retrievedModel,
+      error: row.error ? JSON.parse(row.error) : null,
+      output,
+      usage:
+        revision === "A"
+          ? { inputTokens: 0, outputTokens: 0 }
+          : { inputTokens: row.inputTokens, outputTokens: row.outputTokens, costUsd: row.costMicroUsd / 1e6 },
     });
-    const facts = {
-      model: req.model,
-      instructions: req.instructions,
-      previousResponseId: req.previousResponseId,
-      temperature: req.temperature,
-      tools: req.tools ?? [],
-    };
-    if (req.stream) return streamTurn(turn, facts, s.log);
-    return buildResponse(resultFacts(await runToEnd(turn), facts));
   };
 
-  return new Elysia({ name: "responses" })
+  return new Elysia({ name: "responses", seed: prefix, prefix })
     .use(requireAuth(s))
-    .post("/api/v1/responses", create, { parse: "none" })
-    .post("/v1/responses", create, { parse: "none" })
-    .get("/api/v1/responses/:id", async ({ params, principal }) => {
-      const row = await getResponse(s.db, params.id);
-      if (!row || row.userId !== principal.userId) throw new NotFound(`No response found with id ${params.id}.`);
-      const items = await loadResponseItems(s.db, row.id);
-      const thread = await getThread(s.db, row.threadId);
-      const meta = row.meta ? (JSON.parse(row.meta) as StoredMeta) : {};
-      return buildResponse({
-        instructions: meta.instructions,
-        previousResponseId: meta.previous_response_id,
-        temperature: meta.temperature,
-        tools: thread?.tools ? JSON.parse(thread.tools) : [],
-        id: row.id,
-        createdAt: row.createdAt,
-        status: row.status,
-        model: revision === "A" ? "default" : PLACEHOLDER_MODEL,
-        error: row.error ? JSON.parse(row.error) : null,
-        items,
-        usage:
-          revision === "A"
-            ? { inputTokens: 0, outputTokens: 0 }
-            : { inputTokens: row.inputTokens, outputTokens: row.outputTokens, costUsd: row.costMicroUsd / 1e6 },
-      });
+    .post(
+      "/responses",
+      async ({ body, principal }) => {
+        takeTurnBudget(s, principal);
+        const req = await parseResponsesRequest(body, revision, s.tools, (id) => findItem(s.db, id, principal.userId));
+        const turn = await s.agent.begin({
+          userId: principal.userId,
+          threadId: req.threadId,
+          messages: req.messages,
+          toolOutputs: req.toolOutputs,
+          externalTools: req.tools,
+          model: req.model,
+          previousResponseId: req.echo.previous_response_id ?? undefined,
+          store: req.echo.store,
+          llmOptions: req.llmOptions,
+          timeoutMs: req.stream ? undefined : req.echo.background ? s.backgroundTurnTimeoutMs : s.turnTimeoutMs,
+          meta: { ...req.echo },
+        });
+        const run = runs.start(turn, { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] });
+        if (req.stream) return sseResponse(run);
+        if (req.echo.background) return run.current;
+        return await run.done;
+      },
+      { parse: authedJson(s), body: responsesRequest(revision) },
+    )
+    .get(
+      "/responses/:id",
+      async ({ params, principal, query }) => {
+        const live = runs.get(params.id, principal.userId);
+        if (query.stream === "true") return sseResponse(live ?? replaySource(await stored(params.id, principal.userId)), query.starting_after ?? -1);
+        return live ? { ...live.current, model: retrievedModel } : await stored(params.id, principal.userId);
+      },
+      { query: RetrieveQuery },
+    )
+    .get(
+      "/responses/:id/input_items",
+      async ({ params, principal, query }) => {
+        const live = runs.get(params.id, principal.userId);
+        if (!live && !(await findResponse(s.db, params.id, principal.userId))) throw new NotFound(`No response found with id ${params.id}.`);
+        const input = live ? live.turn.input : (await loadResponseItems(s.db, params.id)).input;
+        return page(input.map(itemResource), query);
+      },
+      { query: ListQuery },
+    )
+    .delete("/responses/:id", async ({ params, principal }) => {
+      if (runs.get(params.id, principal.userId)) {
+        throw new InvalidRequest(`Response ${params.id} is in progress; cancel it before deleting it.`);
+      }
+      if (!(await findResponse(s.db, params.id, principal.userId))) throw new NotFound(`No response found with id ${params.id}.`);
+      await deleteResponse(s.db, params.id);
+      return { id: params.id, object: "response.deleted", deleted: true };
     })
     .post(
-      "/api/v1/responses/:id/cancel",
+      "/responses/:id/cancel",
       async ({ params, principal }) => {
+        const run = runs.get(params.id, principal.userId, "cancel");
         const finished = s.agent.cancel(params.id, principal.userId);
         if (!finished) {
-          const row = await getResponse(s.db, params.id);
-          if (!row || row.userId !== principal.userId) throw new NotFound(`No response found with id ${params.id}.`);
+          await stored(params.id, principal.userId);
           throw new InvalidRequest(`Response ${params.id} is not in progress; only a running response can be cancelled.`);
         }
-        return buildResponse({ ...resultFacts(await finished, {}), model: PLACEHOLDER_MODEL });
+        const final = run ? await run.done : fromResult(await finished);
+        return { ...final, model: PLACEHOLDER_MODEL };
       },
       { parse: "none" },
     );
 }
 
-async function runToEnd(turn: Turn): Promise<TurnResult> {
-  const run = turn.run();
-  for (;;) {
-    const next = await run.next();
-    if (next.done) return next.value;
-  }
+/** A turn of another channel (web UI, TUI) cancelled through this API. */
+function fromResult(r: TurnResult): ResponseObject {
+  return buildResponse({ id: r.id, createdAt: r.createdAt, status: r.status, model: r.model, error: r.error, output: r.output, usage: r.usage, tools: r.tools });
 }
 
-type StoredMeta = { instructions?: string | null; previous_response_id?: string | null; temperature?: number | null };
-
-function resultFacts(r: TurnResult, extra: Partial<ResponseFacts>): ResponseFacts {
-  return { ...extra, tools: r.tools, id: r.id, createdAt: r.createdAt, status: r.status, model: r.model, error: r.error, items: r.items, usage: r.usage };
+/** One page of items in OpenAI's list shape: `order` (default desc), after the item `after`, `limit` (default 20). */
+export function page<T extends { id: string }>(all: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }) {
+  const ordered = q.order === "asc" ? all : [...all].reverse();
+  let start = 0;
+  if (q.after) {
+    start = ordered.findIndex((i) => i.id === q.after) + 1;
+    if (!start) throw new InvalidRequest(`\`after\` ${JSON.stringify(q.after)} is not an item of this list.`);
+  }
+  const limit = q.limit ?? 20;
+  return itemList(ordered.slice(start, start + limit), start + limit < ordered.length);
 }

@@ -1,31 +1,28 @@
 import type { AgentEvent } from "../../agent/loop";
-import type { Turn, TurnResult } from "../../agent/turns";
-import { buildResponse, functionCallItem, messageItem, type OutputItem, type ResponseFacts, type ResponseObject } from "./objects";
+import { functionCallItem, messageItem, outputText, type OutputItem, type ResponseObject } from "./objects";
 
 export const KEEPALIVE_MS = 15_000;
 
+type TextPart = ReturnType<typeof outputText>;
+
 /** One SSE frame payload of the Responses streaming format (the `type` is also the SSE event). */
-type StreamEvent =
+export type StreamEvent =
   | { type: "response.created" | "response.in_progress" | "response.completed" | "response.failed"; response: ResponseObject }
   | { type: "response.output_item.added" | "response.output_item.done"; output_index: number; item: OutputItem }
-  | {
-      type: "response.content_part.added" | "response.content_part.done";
-      item_id: string;
-      output_index: number;
-      content_index: number;
-      part: { type: "output_text"; text: string; annotations: unknown[] };
-    }
+  | { type: "response.content_part.added" | "response.content_part.done"; item_id: string; output_index: number; content_index: number; part: TextPart }
   | { type: "response.output_text.delta"; item_id: string; output_index: number; content_index: number; delta: string; logprobs: unknown[] }
   | { type: "response.output_text.done"; item_id: string; output_index: number; content_index: number; text: string; logprobs: unknown[] }
   | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
   | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string };
+
+export type SequencedEvent = StreamEvent & { sequence_number: number };
 
 /** Translates agent events into Responses stream events, numbering them. */
 export class ResponseEventMapper {
   #seq = 0;
   readonly #index = new Map<string, number>();
 
-  constructor(private readonly send: (event: StreamEvent & { sequence_number: number }) => void) {}
+  constructor(private readonly send: (event: SequencedEvent) => void) {}
 
   emit(event: StreamEvent): void {
     this.send({ ...event, sequence_number: this.#seq++ });
@@ -42,8 +39,7 @@ export class ResponseEventMapper {
         const output_index = this.#index.size;
         this.#index.set(ev.itemId, output_index);
         this.emit({ type: "response.output_item.added", output_index, item: messageItem(ev.itemId, null, "in_progress") });
-        const part = { type: "output_text" as const, text: "", annotations: [] };
-        this.emit({ type: "response.content_part.added", item_id: ev.itemId, output_index, content_index: 0, part });
+        this.emit({ type: "response.content_part.added", item_id: ev.itemId, output_index, content_index: 0, part: outputText("") });
         return;
       }
       case "text.delta": {
@@ -55,8 +51,7 @@ export class ResponseEventMapper {
         const { id, content: text } = ev.item;
         const output_index = this.#index.get(id)!;
         this.emit({ type: "response.output_text.done", item_id: id, output_index, content_index: 0, text, logprobs: [] });
-        const part = { type: "output_text" as const, text, annotations: [] };
-        this.emit({ type: "response.content_part.done", item_id: id, output_index, content_index: 0, part });
+        this.emit({ type: "response.content_part.done", item_id: id, output_index, content_index: 0, part: outputText(text) });
         this.emit({ type: "response.output_item.done", output_index, item: messageItem(id, text, ev.item.status ?? "completed") });
         return;
       }
@@ -80,57 +75,76 @@ export class ResponseEventMapper {
   }
 }
 
+/** The standard event sequence of a finished response, as it would have streamed. */
+export function replayEvents(response: ResponseObject): SequencedEvent[] {
+  const events: SequencedEvent[] = [];
+  const mapper = new ResponseEventMapper((e) => events.push(e));
+  mapper.start({ ...response, status: "in_progress", output: [], usage: null, error: null });
+  for (const item of response.output) {
+    if (item.type === "function_call") {
+      mapper.agentEvent({ type: "function_call", item: { ...item, external: true } });
+      continue;
+    }
+    const text = item.content.map((c) => c.text).join("");
+    const status = item.status === "incomplete" ? ("incomplete" as const) : undefined;
+    mapper.agentEvent({ type: "message.started", itemId: item.id });
+    if (text) mapper.agentEvent({ type: "text.delta", itemId: item.id, delta: text });
+    mapper.agentEvent({ type: "message.completed", item: { type: "message", id: item.id, role: "assistant", content: text, ...(status ? { status } : {}) } });
+  }
+  mapper.finish(response);
+  return events;
+}
+
+/** Where a stream's events come from: those so far, and a way to hear the rest. */
+export interface EventSource {
+  /** Calls `on` for each event after `after` (past ones at once), and `end` when the source ends. */
+  subscribe(after: number, on: (e: SequencedEvent) => void, end: () => void): () => void;
+}
+
 /**
- * Runs the turn and streams it as Server-Sent Events. The turn runs to its end even when the
- * client goes away, so what it did is stored either way.
+ * Server-Sent Events of a response: every event after `after`, with a keepalive comment every
+ * 15 s. A client that goes away only stops its own copy; the turn runs on.
  */
-export function streamTurn(turn: Turn, facts: Omit<ResponseFacts, "status" | "items" | "usage" | "error" | "createdAt" | "id">, log: (m: string) => void): Response {
+export function sseResponse(source: EventSource, after = -1): Response {
   const encoder = new TextEncoder();
-  let open = true;
-  let keepalive: ReturnType<typeof setInterval> | undefined;
-  const base = { ...facts, id: turn.id, createdAt: turn.createdAt };
+  let stop = () => {};
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      let open = true;
       const write = (text: string) => {
         if (!open) return;
         try {
           controller.enqueue(encoder.encode(text));
         } catch {
-          open = false;
+          stop();
         }
       };
-      const mapper = new ResponseEventMapper((e) => write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
-      keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
-      void (async () => {
-        mapper.start(buildResponse({ ...base, status: "in_progress", items: [], usage: null, error: null }));
-        let result: TurnResult | undefined;
-        let failure: string | undefined;
-        try {
-          const run = turn.run();
-          for (let next = await run.next(); ; next = await run.next()) {
-            if (next.done) {
-              result = next.value;
-              break;
-            }
-            mapper.agentEvent(next.value);
-          }
-        } catch (e) {
-          failure = (e as Error).message ?? String(e);
-          log(`stream turn ${turn.id} failed: ${failure}`);
-        }
-        mapper.finish(
-          result
-            ? buildResponse({ ...base, model: result.model, status: result.status, items: result.items, usage: result.usage, error: result.error, tools: result.tools })
-            : buildResponse({ ...base, status: "failed", items: [], usage: null, error: { code: "server_error", message: failure ?? "unknown" } }),
-        );
-        clearInterval(keepalive);
-        if (open) controller.close();
+      const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
+      let unsubscribe = () => {};
+      stop = () => {
         open = false;
-      })();
+        clearInterval(keepalive);
+        unsubscribe();
+      };
+      let wrote = false;
+      unsubscribe = source.subscribe(
+        after,
+        (e) => {
+          wrote = true;
+          write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        },
+        () => {
+          const wasOpen = open;
+          stop();
+          if (wasOpen) controller.close();
+        },
+      );
+      if (!open) unsubscribe();
+      // nothing to send yet (a reader far ahead of a live response): a comment gets the headers out
+      else if (!wrote) write(": waiting\n\n");
     },
     cancel() {
-      open = false;
-      clearInterval(keepalive);
+      stop();
     },
   });
   return new Response(body, {
@@ -141,4 +155,15 @@ export function streamTurn(turn: Turn, facts: Omit<ResponseFacts, "status" | "it
       "x-accel-buffering": "no",
     },
   });
+}
+
+/** A finished response's events as a source that ends at once. */
+export function replaySource(response: ResponseObject): EventSource {
+  return {
+    subscribe(after, on, end) {
+      for (const e of replayEvents(response)) if (e.sequence_number > after) on(e);
+      end();
+      return () => {};
+    },
+  };
 }

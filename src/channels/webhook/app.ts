@@ -51,7 +51,8 @@ export function webhookApp(d: WebhookDeps) {
   };
   const clientIp = (request: Request) => clientIps.get(request) ?? "unknown";
 
-  return new Elysia()
+  // the path is taken from request.url whatever the Host header is (see api/app.ts)
+  return new Elysia({ handler: { standardHostname: false } })
     .onError(({ code, error }) => {
       if (error instanceof WebhookError) return Response.json({ error: error.message }, { status: error.status, headers: error.headers });
       if (code === "NOT_FOUND") return Response.json({ error: "not found" }, { status: 404 });

@@ -60,6 +60,7 @@ export const api = {
   /** Checks a token without signing in with it. */
   check: (token: string) => call<{ threads: ThreadSummary[] }>("/api/chat/threads", { token }),
   threads: () => call<{ threads: ThreadSummary[] }>("/api/chat/threads"),
+  deleteThread: (threadId: string) => call<unknown>(`/api/chat/threads/${q(threadId)}`, { method: "DELETE" }),
   history: (threadId: string) => call<History>(`/api/chat/history?thread_id=${q(threadId)}`),
   send: (content: string, threadId: string | null) =>
     call<Accepted>("/api/chat/send", { method: "POST", json: threadId ? { content, thread_id: threadId } : { content } }),

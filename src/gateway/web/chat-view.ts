@@ -29,6 +29,8 @@ export class ChatView {
   #send = h("button", { type: "submit", class: "primary send", text: "Send" });
   #stop = h("button", { type: "button", class: "danger stop", text: "Stop", hidden: true });
   #status = h("p", { class: "composer-status", role: "status" });
+  #delete = h("button", { type: "button", class: "ghost delete-chat", text: "Delete" });
+  #confirmDelete = h("span", { class: "confirm-delete", hidden: true });
 
   constructor(model: ChatModel) {
     this.#model = model;
@@ -64,7 +66,15 @@ export class ChatView {
       onclick: () => this.el.classList.toggle("drawer-open"),
     });
     const backdrop = h("div", { class: "backdrop", onclick: () => this.el.classList.remove("drawer-open") });
-    const main = h("section", { class: "conversation" }, h("div", { class: "conv-head" }, toggle, this.#title), this.#messages, composer);
+    this.#delete.addEventListener("click", () => this.#askDelete(true));
+    fill(
+      this.#confirmDelete,
+      h("span", { class: "small", text: "Delete this conversation for good?" }),
+      h("button", { type: "button", class: "danger", text: "Delete conversation", onclick: () => void this.#deleteThread() }),
+      h("button", { type: "button", class: "ghost", text: "Keep", onclick: () => this.#askDelete(false) }),
+    );
+    const head = h("div", { class: "conv-head" }, toggle, this.#title, this.#delete, this.#confirmDelete);
+    const main = h("section", { class: "conversation" }, head, this.#messages, composer);
     this.el = h("div", { class: "screen chat" }, side, backdrop, main);
   }
 
@@ -75,6 +85,7 @@ export class ChatView {
   /** Shows a thread (null: a new conversation) and loads what the server has stored. */
   async open(threadId: string | null, push = false): Promise<void> {
     this.el.classList.remove("drawer-open");
+    this.#confirmDelete.hidden = true;
     if (push) history.pushState(null, "", threadId ? `/?thread=${encodeURIComponent(threadId)}` : "/");
     const changed = threadId !== this.#current;
     this.#current = threadId;
@@ -202,6 +213,27 @@ export class ChatView {
     void this.refreshThreads();
   }
 
+  #askDelete(asking: boolean): void {
+    this.#confirmDelete.hidden = !asking;
+    this.#delete.hidden = asking || this.#current === null;
+  }
+
+  /** Deletes the open conversation on the server (its turns, responses and gates), then starts a new one. */
+  async #deleteThread(): Promise<void> {
+    const id = this.#current;
+    if (!id) return;
+    try {
+      await api.deleteThread(id);
+    } catch (e) {
+      this.#model.notice(id, "error", `Could not delete: ${(e as Error).message}`);
+      this.#askDelete(false);
+      return;
+    }
+    this.#threads = this.#threads.filter((t) => t.id !== id);
+    await this.open(null, true);
+    void this.refreshThreads();
+  }
+
   #grow(): void {
     this.#input.style.height = "auto";
     this.#input.style.height = `${Math.min(this.#input.scrollHeight, 240)}px`;
@@ -218,6 +250,7 @@ export class ChatView {
     const firstUser = items.find((i) => i.kind === "user");
     const title = this.#threads.find((t) => t.id === id)?.title || (firstUser?.kind === "user" ? firstUser.text.slice(0, 80) : "");
     this.#title.textContent = id === null ? "New chat" : title || "Conversation";
+    this.#delete.hidden = id === null || !this.#confirmDelete.hidden;
     document.title = `${id === null ? "Chat" : title || "Conversation"} · service`;
 
     const box = this.#messages;

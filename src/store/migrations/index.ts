@@ -8,7 +8,8 @@ import m4 from "./0004_memory.sql" with { type: "text" };
 import m5 from "./0005_memory_fts.sql" with { type: "text" };
 import m6 from "./0006_extensions.sql" with { type: "text" };
 import m7 from "./0007_memory_owner.sql" with { type: "text" };
-import m8 from "./0008_thread_context.sql" with { type: "text" };
+import m8 from "./0008_conversations.sql" with { type: "text" };
+import m9 from "./0009_thread_context.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -19,5 +20,6 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0005_memory_fts", sql: m5 },
   { tag: "0006_extensions", sql: m6 },
   { tag: "0007_memory_owner", sql: m7 },
-  { tag: "0008_thread_context", sql: m8 },
+  { tag: "0008_conversations", sql: m8 },
+  { tag: "0009_thread_context", sql: m9 },
 ];

@@ -24,7 +24,9 @@ function expectFailed(r: { status: number; body: any }, code: string) {
   expect(r.body.error?.code).toBe(code);
   expect(typeof r.body.error.message).toBe("string");
   expect(r.body.error.message.length).toBeGreaterThan(0);
-  expect(Object.keys(r.body.error).sort()).toEqual(["code", "message"]);
+  expect(Object.keys(r.body.error).sort()).toEqual(["code", "message", "param", "type"]);
+  expect(r.body.error.param).toBeNull();
+  expect(r.body.error.type).toBe(code === "not_found" ? "not_found_error" : "server_error");
 }
 
 const conversation = (chat: any) => (chat.messages as any[]).filter((m) => m.role !== "system");

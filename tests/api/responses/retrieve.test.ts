@@ -67,7 +67,7 @@ describe("revision B", () => {
     expect(got.body.status).toBe("completed");
     expect(got.body.error).toBeNull();
     expect(got.body.output).toEqual(created.body.output);
-    expect(got.body.output[0].content[0]).toEqual({ type: "output_text", text: "The answer is 42.", annotations: [] });
+    expect(got.body.output[0].content[0]).toEqual({ type: "output_text", text: "The answer is 42.", annotations: [], logprobs: [] });
     expect(got.body.model).toBe("reborn");
     expect(got.body.usage.input_tokens).toBe(30);
     expect(got.body.usage.output_tokens).toBe(6);
@@ -157,7 +157,7 @@ describe("revision B", () => {
       expect(r.body.id).toMatch(RESP_ID);
       expect(r.body).toMatchObject({ object: "response", status: "completed", model: "alias-model", error: null });
       expect(r.body.output).toHaveLength(1);
-      expect(r.body.output[0].content).toEqual([{ type: "output_text", text: "Via the alias.", annotations: [] }]);
+      expect(r.body.output[0].content).toEqual([{ type: "output_text", text: "Via the alias.", annotations: [], logprobs: [] }]);
       expect(r.body.usage).toMatchObject({ input_tokens: 5, output_tokens: 3, total_tokens: 8 });
       const got = await get(t, r.body.id);
       expect(got.body.output).toEqual(r.body.output);

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from "
 import type { AgentEvent } from "../../../src/agent/loop";
 import type { Turn, TurnResult } from "../../../src/agent/turns";
 import { buildResponse } from "../../../src/api/responses/objects";
-import { KEEPALIVE_MS, ResponseEventMapper, streamTurn } from "../../../src/api/responses/stream";
+import { Run } from "../../../src/api/responses/runs";
+import { KEEPALIVE_MS, ResponseEventMapper, sseResponse } from "../../../src/api/responses/stream";
 import { startTestService, type TestService } from "../../support/harness";
 
 const MODEL = "stream-model";
@@ -121,7 +122,7 @@ describe("streaming over HTTP", () => {
     expect(added.output_index).toBe(0);
     expect(added.item).toEqual({ type: "message", id: expect.stringMatching(ITEM_ID), status: "in_progress", role: "assistant", content: [] });
     const itemId = added.item.id;
-    expect(events[3]!.data).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+    expect(events[3]!.data).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
 
     const deltas = ofType(events, "response.output_text.delta");
     for (const d of deltas) expect(d).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0 });
@@ -130,14 +131,14 @@ describe("streaming over HTTP", () => {
     const textDone = ofType(events, "response.output_text.done")[0];
     expect(textDone).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, text: "Hello brave new world" });
     const partDone = ofType(events, "response.content_part.done")[0];
-    expect(partDone).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "Hello brave new world", annotations: [] } });
+    expect(partDone).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "Hello brave new world", annotations: [], logprobs: [] } });
     const itemDone = ofType(events, "response.output_item.done")[0];
     const finalItem = {
       type: "message",
       id: itemId,
       status: "completed",
       role: "assistant",
-      content: [{ type: "output_text", text: "Hello brave new world", annotations: [] }],
+      content: [{ type: "output_text", text: "Hello brave new world", annotations: [], logprobs: [] }],
     };
     expect(itemDone).toMatchObject({ output_index: 0, item: finalItem });
 
@@ -249,7 +250,7 @@ describe("streaming over HTTP", () => {
     const final = events.at(-1)!.data.response;
     expect(final.id).toBe(events[0]!.data.response.id);
     expect(final.status).toBe("failed");
-    expect(final.error).toEqual({ code: "llm_error", message: expect.stringContaining("upstream exploded") });
+    expect(final.error).toEqual({ code: "llm_error", message: expect.stringContaining("upstream exploded"), type: "server_error", param: null });
     expect(final.output).toEqual([]);
     await expectRetrievedEquals(final);
   });
@@ -283,7 +284,7 @@ describe("ResponseEventMapper", () => {
   test("numbers events from 0 and maps agent events to Responses events; built-in tool activity stays out", () => {
     const sent: any[] = [];
     const mapper = new ResponseEventMapper((e) => sent.push(e));
-    const shell = buildResponse({ id: "resp_x", createdAt: 1, status: "in_progress", model: "m", error: null, items: [], usage: null });
+    const shell = buildResponse({ id: "resp_x", createdAt: 1, status: "in_progress", model: "m", error: null, output: [], usage: null });
     mapper.start(shell);
     const events: AgentEvent[] = [
       { type: "message.started", itemId: "item_a" },
@@ -326,7 +327,7 @@ describe("ResponseEventMapper", () => {
       status: "failed",
       model: "m",
       error: { code: "llm_error", message: "boom" },
-      items: [],
+      output: [],
       usage: null,
     });
     mapper.finish(failed);
@@ -339,7 +340,7 @@ describe("keepalive", () => {
     expect(KEEPALIVE_MS).toBe(15_000);
   });
 
-  test("streamTurn writes `: keepalive` on its 15 s timer and stops the timer when the turn ends", async () => {
+  test("a response stream writes `: keepalive` on its 15 s timer and stops the timer when the turn ends", async () => {
     // Capture the keepalive timer instead of waiting 15 s for it; other timers run normally.
     const realSetInterval = globalThis.setInterval;
     const keepalives: { fn: () => void; handle: any }[] = [];
@@ -362,12 +363,14 @@ describe("keepalive", () => {
         status: "completed",
         error: null,
         items: [{ type: "message", id: "item_k", role: "assistant", content: "done" }],
+        output: [{ type: "message", id: "item_k", role: "assistant", content: "done" }],
         usage: { inputTokens: 1, outputTokens: 1 },
       };
       const turn: Turn = {
         id: "resp_k",
         threadId: "t",
         createdAt: 1,
+        input: [],
         async *run() {
           await released; // a long silent tool call
           yield { type: "message.started", itemId: "item_k" };
@@ -376,7 +379,8 @@ describe("keepalive", () => {
           return result;
         },
       };
-      const res = streamTurn(turn, { model: "m" }, () => {});
+      const echo = { store: true } as const;
+      const res = sseResponse(new Run(turn, { userId: "u", model: "m", echo: echo as any, tools: [] }, () => {}));
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
       let text = "";

@@ -285,7 +285,7 @@ describe("caller tool flow", () => {
     expect(response.output[0]).toMatchObject({
       role: "assistant",
       status: "completed",
-      content: [{ type: "output_text", text: "Let me look that up.", annotations: [] }],
+      content: [{ type: "output_text", text: "Let me look that up.", annotations: [], logprobs: [] }],
     });
     expect(response.output[1]).toEqual(call);
   });
@@ -662,7 +662,7 @@ describe("max steps", () => {
     const r = await t.respond({ model: MODEL, input: "loop forever" });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("failed");
-    expect(r.body.error).toEqual({ code: "max_steps", message: expect.any(String) });
+    expect(r.body.error).toEqual({ code: "max_steps", message: expect.any(String), type: "server_error", param: null });
     expect(r.body.error.message).toContain("2");
     expect(t.llm.chatRequests()).toHaveLength(2);
     const got = (await (await t.api(`/api/v1/responses/${r.body.id}`)).json()) as any;

@@ -1,0 +1,123 @@
+import { Elysia } from "elysia";
+import { Type } from "@sinclair/typebox";
+import { conversationId, itemId, newUuid, threadOfConversation } from "../agent/ids";
+import type { ConversationItem } from "../agent/items";
+import type { Principal } from "../auth/principal";
+import { InvalidRequest, NotFound } from "../errors";
+import { appendItems, deleteThread, findItem, getGate, getThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
+import { authedJson, requireAuth } from "./auth";
+import { itemList, itemResource } from "./responses/objects";
+import { InputItemSchema, inputItems, MetadataField, type InputItemBody } from "./responses/request";
+import { ListQuery } from "./responses/routes";
+import type { Services } from "./services";
+
+const MAX_ITEMS = 20;
+const Items = Type.Array(InputItemSchema, { maxItems: MAX_ITEMS, error: `must be an array of at most ${MAX_ITEMS} input items.` });
+const CreateConversation = Type.Object({ items: Type.Optional(Type.Union([Items, Type.Null()], { error: Items.error })), metadata: MetadataField }, { additionalProperties: true });
+const UpdateConversation = Type.Object({ metadata: Type.Union([MetadataField.anyOf[0], Type.Null()], { error: MetadataField.error }) }, { additionalProperties: true });
+const AddItems = Type.Object({ items: Type.Array(InputItemSchema, { minItems: 1, maxItems: MAX_ITEMS, error: `must be an array of 1 to ${MAX_ITEMS} input items.` }) }, { additionalProperties: true });
+
+const conversation = (thread: ThreadRow) => ({ id: conversationId(thread.id), object: "conversation" as const, created_at: thread.createdAt, metadata: thread.metadata ?? {} });
+
+/**
+ * Deletes a user's thread and all it holds, whichever API names it (a conversation, or a chat
+ * thread of the web UI): its running turns are cancelled first, then it goes under its lock.
+ */
+export async function deleteUserThread(s: Services, userId: string, threadId: string): Promise<boolean> {
+  const thread = await getThread(s.db, threadId);
+  if (!thread || thread.userId !== userId) return false;
+  await s.agent.cancelThread(threadId, userId);
+  await s.agent.withThread(threadId, () => deleteThread(s.db, threadId));
+  return true;
+}
+
+/**
+ * The Conversations API: a conversation is a thread (`conv_` + its UUID's hex), so the threads
+ * of the web UI, the TUI and the webhook channel are conversations too.
+ */
+export function conversationRoutes(s: Services, prefix: string) {
+  const threadOf = async (id: string, p: Principal) => {
+    const threadId = threadOfConversation(id);
+    const thread = threadId ? await getThread(s.db, threadId) : undefined;
+    if (!thread || thread.userId !== p.userId) throw new NotFound(`No conversation found with id ${id}.`);
+    return thread;
+  };
+  /** Input items as stored in a conversation: system and developer messages become instruction blocks. */
+  const toStored = async (items: InputItemBody[], p: Principal): Promise<ConversationItem[]> => {
+    const { messages, toolOutputs, system } = await inputItems(items, (id) => findItem(s.db, id, p.userId));
+    return [
+      ...system.map((text) => ({ role: "user" as const, content: `<instructions>\n${text}\n</instructions>` })),
+      ...messages,
+      ...toolOutputs.map((o) => ({ type: "function_call_output" as const, ...o })),
+    ].map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() }));
+  };
+  const json = { parse: authedJson(s) };
+
+  return new Elysia({ name: "conversations", seed: prefix, prefix })
+    .use(requireAuth(s))
+    .post(
+      "/conversations",
+      async ({ body, principal }) => {
+        const items = await toStored(body.items ?? [], principal);
+        const threadId = newUuid();
+        await appendItems(s.db, {
+          threadId,
+          userId: principal.userId,
+          responseId: conversationId(threadId),
+          items,
+          create: { metadata: body.metadata ?? {}, title: titleOf(items) },
+        });
+        return conversation((await getThread(s.db, threadId))!);
+      },
+      { ...json, body: CreateConversation },
+    )
+    .get("/conversations/:id", async ({ params, principal }) => conversation(await threadOf(params.id, principal)))
+    .post(
+      "/conversations/:id",
+      async ({ params, body, principal }) => {
+        const thread = await threadOf(params.id, principal);
+        await setThreadMetadata(s.db, thread.id, body.metadata ?? {});
+        return conversation((await getThread(s.db, thread.id))!);
+      },
+      { ...json, body: UpdateConversation },
+    )
+    .delete("/conversations/:id", async ({ params, principal }) => {
+      await deleteUserThread(s, principal.userId, (await threadOf(params.id, principal)).id);
+      return { id: params.id, object: "conversation.deleted", deleted: true };
+    })
+    .get(
+      "/conversations/:id/items",
+      async ({ params, principal, query }) => {
+        const thread = await threadOf(params.id, principal);
+        const page = await pageItems(s.db, thread.id, { limit: query.limit ?? 20, order: query.order ?? "desc", after: query.after });
+        if (!page) throw new InvalidRequest(`\`after\` ${JSON.stringify(query.after)} is not an item of this conversation.`);
+        return itemList(page.items.map(itemResource), page.hasMore);
+      },
+      { query: ListQuery },
+    )
+    .get("/conversations/:id/items/:item_id", async ({ params, principal }) => {
+      const thread = await threadOf(params.id, principal);
+      const item = await findItem(s.db, params.item_id, principal.userId, thread.id);
+      if (!item) throw new NotFound(`No item ${params.item_id} in conversation ${params.id}.`);
+      return itemResource(item);
+    })
+    .post(
+      "/conversations/:id/items",
+      async ({ params, body, principal }) => {
+        const thread = await threadOf(params.id, principal);
+        const items = await toStored(body.items, principal);
+        await s.agent.withThread(thread.id, async () => {
+          const gate = await getGate(s.db, thread.id);
+          if (gate) throw new InvalidRequest(`This conversation waits on a pending ${gate.kind.replace("_", " ")} call (${gate.callId}); resolve it before adding items.`);
+          await appendItems(s.db, { threadId: thread.id, userId: principal.userId, responseId: conversationId(thread.id), items });
+        });
+        return itemList(items.map(itemResource), false);
+      },
+      { ...json, body: AddItems },
+    );
+}
+
+function titleOf(items: ConversationItem[]): string | undefined {
+  const first = items.find((i) => i.type === "message" && i.role === "user" && !i.content.startsWith("<instructions>"));
+  return first?.type === "message" ? first.content.replace(/\s+/g, " ").trim().slice(0, 80) || undefined : undefined;
+}
