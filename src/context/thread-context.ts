@@ -71,7 +71,8 @@ export class ThreadContext {
   #nextSeq: number;
   /** After an overflow: the most a prompt may take, three quarters of the one refused. */
   #ceiling = Infinity;
-  #retried = false;
+  /** The provider's refusal, told again when nothing can make the step small enough. */
+  #refusal: unknown;
   /** The raw estimate of the last step request, for calibration. */
   #lastRaw = 0;
   /** What of it the system prompt and the tools took (calibrated): no fitting goes below that. */
@@ -128,6 +129,7 @@ export class ThreadContext {
       // 4. last, whatever tool output or arguments are left are trimmed to their least
       const squeezed = trimToFit([...history, ...cur], limit, MIN_OUTPUT_TOKENS, this.#size);
       if (fits(squeezed)) return { messages: this.#messages(squeezed, tools), compacted, usage };
+      if (this.#refusal !== undefined) throw this.#refusal;
       throw new TurnError(
         "llm_error",
         `This turn no longer fits in the model's context: its messages and tool results take about ${total(squeezed)} tokens after trimming, ` +
@@ -146,8 +148,8 @@ export class ThreadContext {
    * worth a retry, false when even the system prompt and the tools leave no room for it.
    */
   overflowed(error: unknown): boolean {
-    if (this.#retried || !isContextOverflow(error)) return false;
-    this.#retried = true;
+    if (this.#refusal !== undefined || !isContextOverflow(error)) return false;
+    this.#refusal = error;
     const reported = reportedPromptTokens(error);
     this.#ceiling = Math.floor((reported ?? this.#cal().scale(this.#lastRaw)) * 0.75);
     this.#cal().overflowed(this.#lastRaw, reported);

@@ -171,6 +171,15 @@ describe("a turn's context", () => {
     expect(ctx.overflowed(overflow)).toBe(false);
   });
 
+  test("when nothing can make the refused step smaller, the provider's own refusal is the error", async () => {
+    const { ctx } = context(answerAll);
+    const big: ConversationItem[] = [{ type: "message", id: "u", role: "user", content: "words and more ".repeat(400) }];
+    await ctx.step(big, tools, signal);
+    const refusal = new Error("the prompt is too long");
+    expect(ctx.overflowed(refusal)).toBe(true);
+    await expect(ctx.step(big, tools, signal)).rejects.toBe(refusal);
+  });
+
   test("manual compaction keeps the latest turn; one turn has nothing to compact", async () => {
     const history = storedTurns(4);
     const { ctx, stored } = context(answerAll, { history });
