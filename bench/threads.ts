@@ -19,7 +19,9 @@ const LENGTHS = [1, 10, 100, 1000];
 
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-threads-"));
 const children: Subprocess[] = [];
-process.on("exit", () => children.forEach((c) => c.kill()));
+process.on("exit", () => {
+  for (const c of children) c.kill();
+});
 
 /** A homelab chat message of a realistic length (about 190 characters). */
 const message = (i: number) =>
