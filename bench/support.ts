@@ -26,3 +26,20 @@ export function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
+
+/** The environment of a benchmarked `serve`: a fresh home under `tmp`, the scripted LLM, no TUI. */
+export function serveEnv(tmp: string, token: string, llmUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: tmp,
+    SERVICE_HOME: `${tmp}/home`,
+    SERVICE_REBORN_WEBUI_TOKEN: token,
+    LLM_BASE_URL: llmUrl,
+    LLM_API_KEY: "bench",
+    LLM_MODEL: "scripted-model",
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: "0",
+    CLI_ENABLED: "false",
+    ...extra,
+  };
+}

@@ -15,7 +15,7 @@ import http from "node:http";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, pct } from "./support";
+import { firstMatch, pct, serveEnv } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -98,22 +98,7 @@ async function main() {
   const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
   const svc = spawn([BIN, "serve"], {
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: tmp,
-      SERVICE_HOME: join(tmp, "home"),
-      SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-      LLM_BASE_URL: llmUrl,
-      LLM_API_KEY: "bench",
-      LLM_MODEL: "scripted-model",
-      GATEWAY_HOST: "127.0.0.1",
-      GATEWAY_PORT: "0",
-      CLI_ENABLED: "false",
-      HTTP_ENABLED: "true",
-      HTTP_HOST: "127.0.0.1",
-      HTTP_PORT: "0",
-      HTTP_WEBHOOK_SECRET: SECRET,
-    },
+    env: serveEnv(tmp, TOKEN, llmUrl, { HTTP_ENABLED: "true", HTTP_HOST: "127.0.0.1", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: SECRET }),
     stdout: "pipe",
     stderr: "inherit",
   });

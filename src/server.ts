@@ -123,6 +123,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
+    context: config.llm,
+    notes: memory,
     log,
   });
   log.redactWith(agent.deps.safety.redact);

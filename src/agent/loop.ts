@@ -1,10 +1,11 @@
 import type { ApprovalPolicy } from "../config/schema";
 import { TurnError } from "../errors";
-import type { ChatMessage, Llm, LlmOptions } from "../llm/types";
+import type { CompactionItem } from "../context/compaction";
+import type { ThreadContext } from "../context/thread-context";
+import type { Llm, LlmOptions } from "../llm/types";
 import type { Safety } from "../safety/safety";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool, ToolContext } from "../tools/tool";
-import { toChatMessages } from "./history";
 import { callId, itemId } from "./ids";
 import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "./items";
 
@@ -21,15 +22,16 @@ export type AgentEvent =
   | { type: "approval.required"; call: PendingCall }
   /** A tool's extension is not connected (OAuth): the turn pauses after this event. */
   | { type: "auth.required"; call: PendingCall; extension: string; url: string }
-  | { type: "usage"; inputTokens: number; outputTokens: number };
+  | { type: "usage"; inputTokens: number; outputTokens: number }
+  /** Older turns of the thread were summarised to make room (stored already). */
+  | { type: "context.compacted"; item: CompactionItem };
 
 export interface LoopInput {
   llm: Llm;
   tools: ToolRegistry;
   external: ExternalTool[];
-  system: string;
-  /** The thread so far, including this turn's input items. */
-  history: ConversationItem[];
+  /** The thread before this turn: it builds each step's messages within the context budget. */
+  context: Pick<ThreadContext, "step" | "observe" | "overflowed">;
   /** Calls of a paused assistant step still to be handled before the model runs again. */
   pending: PendingCall[];
   maxSteps: number;
@@ -106,10 +108,10 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     if (step >= input.maxSteps) {
       throw new TurnError("max_steps", `The agent stopped after ${input.maxSteps} model steps without an answer.`);
     }
-    const messages = redactMessages(
-      [{ role: "system" as const, content: input.system }, ...toChatMessages([...input.history, ...produced])],
-      safety,
-    );
+    const prepared = await input.context.step(produced, toolSpecs, ctx.signal);
+    if (prepared.compacted) yield { type: "context.compacted", item: prepared.compacted };
+    if (prepared.usage.inputTokens || prepared.usage.outputTokens) yield { type: "usage", ...prepared.usage };
+    const messages = prepared.messages;
     let message: MessageItem | undefined;
     const redactor = safety.streamRedactor();
     try {
@@ -124,6 +126,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
           message.content += delta;
           yield { type: "text.delta", itemId: message.id, delta };
         } else if (ev.type === "usage") {
+          input.context.observe(ev.inputTokens);
           yield ev;
         } else {
           pending = ev.calls.map((c) => ({ ...c, call_id: callId() }));
@@ -132,6 +135,11 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       // whatever the model client did, a turn cut short never passes for a finished one
       ctx.signal.throwIfAborted();
     } catch (e) {
+      // the provider found the request too long: once, fit it harder and ask again
+      if (!message && input.context.overflowed(e)) {
+        step--;
+        continue;
+      }
       // what was streamed before the cut stays, marked incomplete
       if (message) yield* finishMessage(message, redactor, produced, "incomplete");
       throw e;
@@ -155,21 +163,4 @@ function* finishMessage(
   if (status) message.status = status;
   produced.push(message);
   yield { type: "message.completed", item: message };
-}
-
-/** Nothing that looks like a credential reaches the model, whoever wrote it. */
-function redactMessages(messages: ChatMessage[], safety: Safety): ChatMessage[] {
-  return messages.map((m) => {
-    if (m.role === "assistant") {
-      return {
-        ...m,
-        content: m.content === null ? null : safety.redact(m.content),
-        ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ ...c, function: { ...c.function, arguments: safety.redact(c.function.arguments) } })) } : {}),
-      };
-    }
-    if (m.role === "user" && typeof m.content !== "string") {
-      return { ...m, content: m.content.map((p) => (p.type === "text" ? { ...p, text: safety.redact(p.text) } : p)) };
-    }
-    return { ...m, content: safety.redact(m.content as string) };
-  });
 }

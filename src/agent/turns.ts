@@ -1,10 +1,17 @@
-import { InvalidRequest, TurnError, Unavailable, type TurnErrorCode } from "../errors";
+import { InvalidRequest, NotFound, TurnError, Unavailable, type TurnErrorCode } from "../errors";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Llm, LlmOptions } from "../llm/types";
 import { logTurn, type Logger } from "../log";
 import type { Safety } from "../safety/safety";
-import { commitTurn, findResponse, getGate, getThread, loadItems, type Gate } from "../store/conversations";
+import type { ContextSettings } from "../context/budget";
+import type { CompactionItem } from "../context/compaction";
+import { Calibrations } from "../context/estimate";
+import type { NoteStore } from "../context/flush";
+import { ThreadCache } from "../context/thread-cache";
+import { ThreadContext } from "../context/thread-context";
+import { storeCompaction, type ThreadContextRows } from "../store/compactions";
+import { commitTurn, findResponse, getGate, getThread, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../tools/tool";
@@ -31,6 +38,10 @@ export interface AgentDeps {
   authorization?: (toolName: string, userId: string, threadId: string) => Promise<{ extension: string; url: string } | undefined>;
   /** Resolves once tools still being set up (MCP servers starting) are in place, or waited for long enough. */
   toolsReady?: (signal: AbortSignal) => Promise<void>;
+  /** The context window and how long threads are compacted (`llm.*`). */
+  context: ContextSettings;
+  /** Where the silent step before a compaction writes its notes (workspace memory). */
+  notes?: NoteStore;
   log?: Logger;
 }
 
@@ -118,9 +129,19 @@ export interface Turn {
   run(): AsyncGenerator<AgentEvent, TurnResult>;
 }
 
+/** What a turn starts from: the thread's context, the turn's input items, the user's tool policies. */
+interface Opened {
+  context: ThreadContext;
+  input: ConversationItem[];
+  policy: (toolName: string) => ApprovalPolicy;
+}
+
 export class Agent {
   readonly #locks = new ThreadLocks();
   readonly #inflight = new Map<string, Inflight>();
+  /** What the provider's token counts taught us, for every thread. */
+  readonly #calibrations = new Calibrations();
+  readonly #threads = new ThreadCache();
 
   constructor(readonly deps: AgentDeps) {}
 
@@ -139,7 +160,13 @@ export class Agent {
       checkResume(req, undefined, this.deps.gateUrl(threadId));
       // locked too: a follow-up naming this turn's id (streamed in response.created) waits for it
       const release = await this.#locks.acquire(threadId);
-      return this.#turn(req, base, { isNew: true, history: [], gate: undefined, tools: undefined }, release);
+      try {
+        const opened = await this.#open(req, threadId, undefined, undefined, undefined);
+        return this.#turn(req, base, { isNew: true, gate: undefined, tools: undefined, ...opened }, release);
+      } catch (e) {
+        release();
+        throw e;
+      }
     }
 
     const release = await this.#locks.acquire(threadId);
@@ -152,9 +179,10 @@ export class Agent {
       }
       const gate = await getGate(this.deps.db, threadId);
       checkResume(req, gate, this.deps.gateUrl(threadId));
-      const history = await loadItems(this.deps.db, threadId);
+      const rows = await this.#threads.load(this.deps.db, thread);
       const tools = thread.tools ? (JSON.parse(thread.tools) as ExternalTool[]) : undefined;
-      return this.#turn(req, base, { isNew: false, history, gate, tools }, release);
+      const opened = await this.#open(req, threadId, rows, gate, tools);
+      return this.#turn(req, base, { isNew: false, gate, tools, ...opened }, release);
     } catch (e) {
       release();
       throw e;
@@ -169,6 +197,64 @@ export class Agent {
     } finally {
       release();
     }
+  }
+
+  /**
+   * Summarises a thread's turns but the latest, as `/compact` asks: the compaction stored,
+   * or undefined when there is nothing before the latest turn. Waits for a running turn.
+   */
+  async compact(userId: string, threadId: string, signal: AbortSignal): Promise<CompactionItem | undefined> {
+    return this.withThread(threadId, async () => {
+      const thread = await getThread(this.deps.db, threadId);
+      if (!thread || thread.userId !== userId) throw new NotFound(`No thread found with id ${threadId}.`);
+      const gate = await getGate(this.deps.db, threadId);
+      const { context } = await this.#open({ userId, messages: [], toolOutputs: [] }, threadId, await this.#threads.load(this.deps.db, thread), gate, undefined);
+      return (await context.compact(signal)).item;
+    });
+  }
+
+  /**
+   * A turn's starting point. The system prompt is built here, so that an input that could
+   * never fit the context window is refused (400) before anything is stored.
+   */
+  async #open(
+    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools" | "store">,
+    threadId: string,
+    rows: ThreadContextRows | undefined,
+    gate: Gate | undefined,
+    threadTools: ExternalTool[] | undefined,
+  ): Promise<Opened> {
+    const { deps } = this;
+    const policy = await deps.policies(req.userId);
+    const context = new ThreadContext(
+      {
+        llm: deps.llm,
+        settings: deps.context,
+        calibrations: this.#calibrations,
+        noteTool: deps.tools.specs().find((t) => t.name === "memory_write"),
+        notes: deps.notes,
+        redact: (text) => deps.safety.redact(text),
+        // a turn that stores nothing (store: false) leaves its thread as it was
+        store: req.store === false ? async () => {} : (id, item, seq) => storeCompaction(deps.db, id, item, seq),
+        log: deps.log ?? (() => {}),
+      },
+      {
+        threadId,
+        userId: req.userId,
+        system: systemPrompt(await deps.identity(req.userId)),
+        compaction: rows?.compaction,
+        history: rows?.history ?? [],
+        nextSeq: rows?.nextSeq ?? 0,
+        awaited: gate?.kind === "external_tool" ? gate.callId : undefined,
+        policy,
+      },
+    );
+    const input: ConversationItem[] = [
+      ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
+      ...req.messages.map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() })),
+    ];
+    context.checkInput(input, [...deps.tools.specs(), ...(req.externalTools ?? threadTools ?? [])]);
+    return { context, input, policy };
   }
 
   /** Cancels the thread's running turns (it is being deleted) and waits until they have ended. */
@@ -208,15 +294,12 @@ export class Agent {
   #turn(
     req: TurnRequest,
     base: { id: string; threadId: string; createdAt: number; model: string },
-    state: { isNew: boolean; history: ConversationItem[]; gate: Gate | undefined; tools: ExternalTool[] | undefined },
+    state: Opened & { isNew: boolean; gate: Gate | undefined; tools: ExternalTool[] | undefined },
     release: () => void,
   ): Turn {
     const { deps } = this;
     const inflight = this.#inflight;
-    const input: ConversationItem[] = [
-      ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
-      ...req.messages.map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() })),
-    ];
+    const { input } = state;
     return {
       ...base,
       input,
@@ -246,8 +329,7 @@ export class Agent {
             llm: deps.llm,
             tools: deps.tools,
             external,
-            system: systemPrompt(await deps.identity(req.userId)),
-            history: state.history,
+            context: state.context,
             pending: state.gate?.pending ?? [],
             maxSteps: deps.maxSteps,
             ctx: { userId: req.userId, threadId: base.threadId, signal: controller.signal },
@@ -255,7 +337,7 @@ export class Agent {
             deadline: req.timeoutMs ? startedAt + req.timeoutMs : undefined,
             produced,
             safety: deps.safety,
-            policy: await deps.policies(req.userId),
+            policy: state.policy,
             decision: req.approval && state.gate ? { callId: state.gate.callId, approve: req.approval !== "deny" } : undefined,
             authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, base.threadId)),
           });
@@ -301,7 +383,7 @@ export class Agent {
               meta: req.meta ? JSON.stringify(req.meta) : null,
               createdAt: base.createdAt,
             },
-            items: produced.map((item, i) => ({ seq: state.history.length + i, item, input: i < inputCount })),
+            items: produced.map((item, i) => ({ seq: state.context.nextSeq + i, item, input: i < inputCount })),
             gate,
             also: req.commitAlso?.(result),
           });

@@ -37,7 +37,7 @@ export const ConfigSchema = Type.Object({
         env: "LLM_CONTEXT_WINDOW",
         description: "the model's context window in tokens: every request fits in it less `maxOutputTokens`",
       }),
-      maxOutputTokens: Type.Integer({ minimum: 16, env: "LLM_MAX_OUTPUT_TOKENS", description: "tokens reserved for the model's answer in every request" }),
+      maxOutputTokens: Type.Integer({ minimum: 16, env: "LLM_MAX_OUTPUT_TOKENS", description: "tokens reserved for the model's answer in every request (at most half the window is)" }),
       compactionModel: Type.Optional(
         Type.String({ minLength: 1, env: "LLM_COMPACTION_MODEL", defaultText: "`model`", description: "a model for summarising old turns (compaction)" }),
       ),

@@ -13,6 +13,8 @@ export type ChatEvent =
   | { type: "approval.required"; thread_id: string; response_id: string; call_id: string; tool: string; arguments: string }
   /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
   | { type: "auth.required"; thread_id: string; response_id: string; call_id: string; tool: string; extension: string; connect_url: string }
+  /** Older turns of the thread were summarised to make room for this one. */
+  | { type: "thread.compacted"; thread_id: string; response_id: string; compaction: CompactionMark }
   | {
       type: "turn.completed";
       thread_id: string;
@@ -39,7 +41,29 @@ export interface ThreadSummary {
 export type HistoryItem =
   /** `status: "incomplete"`: an answer cut short (stopped, timed out, the service stopped, the model failed). */
   | { type: "message"; id: string; role: "user" | "assistant"; content: string; status?: "incomplete" }
-  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean };
+  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean }
+  /** Where the model's view of the thread begins to be a summary: the items before it were summarised. */
+  | CompactionMark;
+
+/** A compaction as the chat UIs show it (history, POST /api/chat/threads/{id}/compact, events). */
+export interface CompactionMark {
+  type: "compaction";
+  id: string;
+  summary: string;
+  /** How many items of the thread the summary stands for. */
+  summarised_items: number;
+  trigger: "auto" | "overflow" | "manual";
+  /** Notes the agent saved to memory just before. */
+  memory_notes: number;
+  created_at: number;
+}
+
+/** POST /api/chat/threads/{thread_id}/compact */
+export interface Compacted {
+  thread_id: string;
+  compacted: boolean;
+  compaction: CompactionMark | null;
+}
 
 /** What a thread waits on, in GET /api/chat/history. */
 export interface Waiting {

@@ -9,11 +9,14 @@ import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
 import { deleteUserThread } from "../api/conversations";
 import type { Services } from "../api/services";
-import { InvalidRequest, NotFound } from "../errors";
+import { InvalidRequest, NotFound, TurnError } from "../errors";
+import { envelope } from "../api/envelope";
+import type { CompactionItem } from "../context/compaction";
 import { unwrapToolOutput } from "../safety/injection";
-import { getGate, getThread, listThreads, loadItems } from "../store/conversations";
-import type { History, HistoryItem, ThreadSummary } from "./chat-wire";
-import type { ChatEventHub } from "./events";
+import { loadTimeline, type Placed } from "../store/compactions";
+import { getGate, getThread, listThreads } from "../store/conversations";
+import type { Compacted, History, HistoryItem, ThreadSummary } from "./chat-wire";
+import { compactionMark, type ChatEventHub } from "./events";
 
 export const KEEPALIVE_MS = 15_000;
 
@@ -75,6 +78,24 @@ export function chatRoutes(s: Services) {
         waiting: t.waiting,
       })),
     }))
+    .post(
+      "/api/chat/threads/:thread_id/compact",
+      async ({ params, principal, request }) => {
+        const threadId = params.thread_id;
+        if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+        takeTurnBudget(s, principal);
+        try {
+          const item = await s.agent.compact(principal.userId, threadId, request.signal);
+          const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };
+          return reply;
+        } catch (e) {
+          if (!(e instanceof TurnError)) throw e;
+          // the model failed (reported as the proxy reports it): nothing was stored
+          return envelope(e.code === "llm_not_configured" ? 503 : 502, e.message, "server_error", e.code);
+        }
+      },
+      { parse: "none" },
+    )
     // the thread with its responses (404 after), gates and items: the same as deleting its conversation
     .delete("/api/chat/threads/:thread_id", async ({ principal, params }) => {
       if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
@@ -90,7 +111,7 @@ export function chatRoutes(s: Services) {
       return {
         thread_id: threadId,
         title: thread.title,
-        items: historyItems(await loadItems(s.db, threadId)),
+        items: historyItems(await loadTimeline(s.db, threadId)),
         waiting: gate
           ? {
               kind: gate.kind,
@@ -119,17 +140,24 @@ export const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOSt
 
 const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v));
 
-/** The conversation as the chat UIs show it: messages, and tool calls with their results. */
-function historyItems(items: ConversationItem[]): HistoryItem[] {
+/**
+ * The conversation as the chat UIs show it: messages, tool calls with their results, and a
+ * mark before the first item each compaction kept (where the summary starts to stand in).
+ */
+function historyItems(timeline: Placed<ConversationItem | CompactionItem>[]): HistoryItem[] {
   // people see the tool's output, not the <tool_output> wrapper the model gets it in
-  const outputs = new Map(items.flatMap((i) => (i.type === "function_call_output" ? [[i.call_id, unwrapToolOutput(i.output)] as const] : [])));
-  return items.flatMap((i): HistoryItem[] => {
-    if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content, ...(i.status ? { status: i.status } : {}) }];
-    if (i.type === "function_call") {
-      return [{ type: "tool_call", id: i.id, call_id: i.call_id, name: i.name, arguments: i.arguments, output: outputs.get(i.call_id) ?? null, external: i.external }];
-    }
-    return [];
-  });
+  const outputs = new Map(timeline.flatMap(({ item: i }) => (i.type === "function_call_output" ? [[i.call_id, unwrapToolOutput(i.output)] as const] : [])));
+  const at = (p: Placed<ConversationItem | CompactionItem>) => (p.item.type === "compaction" ? p.item.first_kept_seq - 0.5 : p.seq);
+  return [...timeline]
+    .sort((a, b) => at(a) - at(b))
+    .flatMap(({ item: i }): HistoryItem[] => {
+      if (i.type === "compaction") return [compactionMark(i)];
+      if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content, ...(i.status ? { status: i.status } : {}) }];
+      if (i.type === "function_call") {
+        return [{ type: "tool_call", id: i.id, call_id: i.call_id, name: i.name, arguments: i.arguments, output: outputs.get(i.call_id) ?? null, external: i.external }];
+      }
+      return [];
+    });
 }
 
 function eventStream(hub: ChatEventHub, userId: string, signal: AbortSignal): Response {

@@ -1,7 +1,8 @@
 import type { AgentEvent } from "../agent/loop";
 import type { Turn, TurnResult } from "../agent/turns";
+import type { CompactionItem } from "../context/compaction";
 import { unwrapToolOutput } from "../safety/injection";
-import type { ChatEvent } from "./chat-wire";
+import type { ChatEvent, CompactionMark } from "./chat-wire";
 
 export type { ChatEvent };
 
@@ -69,7 +70,21 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
       return { type: "approval.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, arguments: ev.call.arguments };
     case "auth.required":
       return { type: "auth.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, extension: ev.extension, connect_url: ev.url };
+    case "context.compacted":
+      return { type: "thread.compacted", ...ids, compaction: compactionMark(ev.item) };
     default:
       return undefined;
   }
+}
+
+export function compactionMark(c: CompactionItem): CompactionMark {
+  return {
+    type: "compaction",
+    id: c.id,
+    summary: c.summary,
+    summarised_items: c.summarised_items,
+    trigger: c.trigger,
+    memory_notes: c.memory_notes,
+    created_at: c.created_at,
+  };
 }

@@ -60,11 +60,14 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
   async function* stream(req: LlmRequest): AsyncIterable<LlmEvent> {
     if (!configured) throw new TurnError("llm_not_configured", LLM_NOT_CONFIGURED);
     const failures: string[] = [];
+    let lastCause: unknown;
     for (const [n, { endpoint, client }] of endpoints.entries()) {
+      // a summary's own model (llm.compactionModel) is asked of the primary endpoint
+      const model = n === 0 && req.model ? req.model : endpoint.model!;
       for (let attempt = 0; ; attempt++) {
         let started = false;
         try {
-          for await (const ev of step(client, endpoint.model!, req)) {
+          for await (const ev of step(client, model, req)) {
             started = true;
             yield ev;
           }
@@ -78,6 +81,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
           }
           const wait = retryable(cause) && attempt < maxRetries ? retryDelay(attempt, cause, { baseMs, deadline: req.deadline }) : undefined;
           if (wait === undefined) {
+            lastCause = cause;
             const tries = attempt + 1;
             failures.push(`${n ? "then the fallback at" : "the language model at"} ${endpointName(endpoint)} ${describeFailure(cause)}${tries > 1 ? ` (${tries} tries)` : ""}`);
             break;
@@ -87,7 +91,8 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
       }
     }
     const text = failures.join("; ");
-    throw new TurnError("llm_error", `${text[0]!.toUpperCase()}${text.slice(1)}.`);
+    // the provider's own error stays reachable: a context overflow is told by its code
+    throw Object.assign(new TurnError("llm_error", `${text[0]!.toUpperCase()}${text.slice(1)}.`), { cause: lastCause });
   }
 
   return {
@@ -140,6 +145,7 @@ async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGener
       messages: req.messages as OpenAI.ChatCompletionMessageParam[],
       stream: true,
       stream_options: { include_usage: true },
+      ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
       ...(req.options?.temperature !== undefined ? { temperature: req.options.temperature } : {}),
       ...(req.options?.responseFormat ? { response_format: req.options.responseFormat as unknown as OpenAI.ResponseFormatJSONSchema } : {}),
       ...(req.tools.length

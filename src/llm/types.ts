@@ -27,6 +27,10 @@ export interface LlmRequest {
   signal: AbortSignal;
   /** When the turn must be over (ms since the epoch): no retry waits past it. */
   deadline?: number;
+  /** Another model than the configured one (summaries may use `llm.compactionModel`). */
+  model?: string;
+  /** Sent as `max_tokens`: the most the answer may take. */
+  maxTokens?: number;
   /** Sampling and output shape the caller asked for (Responses `temperature`, `text.format`). */
   options?: LlmOptions;
 }

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { ConversationItem, PendingCall } from "../agent/items";
 import type { Db } from "./db";
+import { notCompaction } from "./compactions";
 import { gates, items, jobs, responses, threads } from "./schema";
 
 export type ThreadRow = typeof threads.$inferSelect;
@@ -26,7 +27,7 @@ export async function loadItems(db: Db, threadId: string): Promise<ConversationI
   const rows = await db
     .select({ data: items.data })
     .from(items)
-    .where(eq(items.threadId, threadId))
+    .where(and(eq(items.threadId, threadId), notCompaction))
     .orderBy(asc(items.seq));
   return rows.map((r) => JSON.parse(r.data) as ConversationItem);
 }
@@ -73,13 +74,13 @@ export async function findItem(db: Db, itemId: string, userId: string, threadId?
       .from(items)
       .innerJoin(threads, eq(items.threadId, threads.id))
       .leftJoin(responses, eq(items.responseId, responses.id))
-      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), threadId ? eq(items.threadId, threadId) : undefined))
+      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), notCompaction, threadId ? eq(items.threadId, threadId) : undefined))
       .limit(1)
   )[0];
   return row ? (JSON.parse(row.data) as ConversationItem) : undefined;
 }
 
-/** A page of a thread's items, in `order`, starting after the item `after` (Conversations API). */
+/** A page of a thread's items (compactions left out), in `order`, starting after the item `after` (Conversations API). */
 export async function pageItems(
   db: Db,
   threadId: string,
@@ -94,7 +95,7 @@ export async function pageItems(
   const rows = await db
     .select({ data: items.data })
     .from(items)
-    .where(and(eq(items.threadId, threadId), from === undefined ? undefined : opts.order === "asc" ? gt(items.seq, from) : lt(items.seq, from)))
+    .where(and(eq(items.threadId, threadId), notCompaction, from === undefined ? undefined : opts.order === "asc" ? gt(items.seq, from) : lt(items.seq, from)))
     .orderBy(opts.order === "asc" ? asc(items.seq) : desc(items.seq))
     .limit(opts.limit + 1);
   return { items: rows.slice(0, opts.limit).map((r) => JSON.parse(r.data) as ConversationItem), hasMore: rows.length > opts.limit };

@@ -34,6 +34,10 @@ export const threads = sqliteTable(
     tools: text("tools"),
     /** The conversation's metadata (Conversations API): at most 16 string pairs. */
     metadata: text("metadata", { mode: "json" }).$type<Record<string, string>>(),
+    /** The seq of the thread's latest `compaction` item, or null before its first compaction. */
+    compactionSeq: integer("compaction_seq"),
+    /** Items from this seq on follow the latest compaction verbatim: where a turn starts loading. */
+    contextSeq: integer("context_seq").notNull().default(0),
     /** The channel that started the thread: responses, chat or webhook (null before it was kept). */
     channel: text("channel"),
     createdAt: integer("created_at").notNull(),
@@ -69,7 +73,8 @@ export const responses = sqliteTable(
 
 /**
  * The conversation: every item of a thread in order. `data` is the item's JSON
- * (message, function_call or function_call_output, see agent/items.ts).
+ * (message, function_call or function_call_output, see agent/items.ts; or a `compaction`,
+ * see context/compaction.ts, whose `response_id` is its own id: it belongs to no response).
  */
 export const items = sqliteTable(
   "items",

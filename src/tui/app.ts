@@ -64,6 +64,8 @@ class ChatApp {
   /** response id → thread id of every turn known to be running. */
   readonly #running = new Map<string, string>();
   readonly #finished = new Set<string>();
+  /** Turns that compacted their thread: its history is read again when they end, to place the mark. */
+  readonly #compacted = new Set<string>();
   #cancelling = false;
   #sending = false;
   #pending: Pending | undefined;
@@ -239,6 +241,7 @@ class ChatApp {
   async #submit(): Promise<void> {
     const text = this.#editor.text;
     if (!text.trim() || this.#sending) return;
+    if (text.trim().toLowerCase() === "/compact") return this.#compact();
     if (this.#runningHere()) {
       this.#notice("A reply is still running: wait for it, or press Esc to cancel it.");
       return;
@@ -271,6 +274,30 @@ class ChatApp {
       this.#sending = false;
       this.#schedule();
     }
+  }
+
+  /** `/compact`: the thread's older turns become a summary for the model; the mark shows where. */
+  async #compact(): Promise<void> {
+    const id = this.#threadId;
+    this.#editor.clear();
+    if (!id) return this.#notice("Nothing to compact yet: this conversation has no turns.");
+    this.#notice("Compacting: summarising the earlier turns…");
+    this.#schedule();
+    try {
+      const r = await this.#client.compact(id);
+      if (this.#threadId !== id) return;
+      await this.#reloadHistory(id);
+      this.#notice(r.compaction ? `Compacted: ${r.compaction.summarised_items} earlier items are now a summary for the model.` : "Nothing to compact: only the latest turn is here.");
+    } catch (e) {
+      this.#transcript.add({ kind: "error", text: `Could not compact: ${(e as Error).message}` });
+    }
+    this.#schedule();
+  }
+
+  /** Shows the thread's stored history again (the place of a compaction mark is known then). */
+  async #reloadHistory(id: string): Promise<void> {
+    const h = await this.#client.history(id);
+    if (this.#threadId === id) this.#transcript.load(h.items);
   }
 
   async #decide(decision: Decision): Promise<void> {
@@ -398,6 +425,10 @@ class ChatApp {
   }
 
   #onEvent(e: ChatEvent): void {
+    if (e.type === "thread.compacted") this.#compacted.add(e.response_id);
+    if (e.type === "turn.completed" && this.#compacted.delete(e.response_id) && e.thread_id === this.#threadId) {
+      void this.#guard(() => this.#reloadHistory(e.thread_id).then(() => this.#schedule()));
+    }
     if (e.type === "turn.completed") {
       this.#running.delete(e.response_id);
       if (this.#finished.size > 1000) this.#finished.clear();

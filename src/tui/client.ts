@@ -1,4 +1,4 @@
-import type { ChatEvent, Decision, History, HistoryItem, ThreadSummary, Waiting } from "../gateway/chat-wire";
+import type { ChatEvent, Compacted, Decision, History, HistoryItem, ThreadSummary, Waiting } from "../gateway/chat-wire";
 
 export type { ChatEvent, Decision, History, HistoryItem, ThreadSummary, Waiting };
 export type ConnectionState = "connecting" | "connected" | "reconnecting" | "unauthorized";
@@ -82,6 +82,10 @@ export class ChatClient {
   }
   history(threadId: string): Promise<History> {
     return this.#request("GET", `/api/chat/history?thread_id=${encodeURIComponent(threadId)}`);
+  }
+  /** Summarises the thread's turns but the latest (`/compact`). */
+  compact(threadId: string): Promise<Compacted> {
+    return this.#request("POST", `/api/chat/threads/${encodeURIComponent(threadId)}/compact`);
   }
   response(responseId: string): Promise<{ status: string }> {
     return this.#request("GET", `/api/v1/responses/${encodeURIComponent(responseId)}`);

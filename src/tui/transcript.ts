@@ -7,7 +7,9 @@ export type Entry =
   | { kind: "tool"; callId: string; name: string; args: string; output?: string; isError?: boolean }
   | { kind: "approval"; callId: string; tool: string; args: string; decision?: string }
   | { kind: "notice"; text: string }
-  | { kind: "error"; text: string };
+  | { kind: "error"; text: string }
+  /** Where the model's view starts to be a summary of the entries above. */
+  | { kind: "compaction"; items: number; notes: number };
 
 /** Text for blessed with tags on: braces in user content must not be read as tags. */
 export const escapeTags = (s: string) => s.replace(/[{}]/g, (c) => (c === "{" ? "{open}" : "{close}"));
@@ -38,6 +40,7 @@ export class Transcript {
   /** Replaces everything with a thread's stored history. */
   load(items: HistoryItem[]): void {
     this.entries = items.flatMap((i): Entry[] => {
+      if (i.type === "compaction") return [{ kind: "compaction", items: i.summarised_items, notes: i.memory_notes }];
       if (i.type === "message") {
         if (i.role === "user") return [{ kind: "user", text: i.content }];
         const answer: Entry = { kind: "assistant", id: i.id, text: i.content, streaming: false };
@@ -95,6 +98,10 @@ export class Transcript {
       case "approval.required":
         if (!this.approval(e.call_id)) this.add({ kind: "approval", callId: e.call_id, tool: e.tool, args: e.arguments });
         break;
+      case "thread.compacted":
+        // the mark's place is known once the turn is stored: the app reloads the history then
+        this.add({ kind: "notice", text: "Earlier turns are being summarised to fit the model's context." });
+        break;
       case "turn.completed":
         this.settle();
         if (e.status === "failed") {
@@ -133,5 +140,9 @@ function renderEntry(e: Entry): string {
       return `{blue-fg}${escapeTags(e.text)}{/blue-fg}`;
     case "error":
       return `{red-fg}{bold}Error:{/bold} ${escapeTags(e.text)}{/red-fg}`;
+    case "compaction": {
+      const notes = e.notes ? `, ${e.notes} memory note${e.notes === 1 ? "" : "s"} saved` : "";
+      return `{gray-fg}── earlier turns summarised for the model (${e.items} items${notes}) ──{/gray-fg}`;
+    }
   }
 }

@@ -39,5 +39,7 @@ test("a chunked body over 14 MiB, on the Responses route and on a local endpoint
 
 test("a body just under the limit is read", async () => {
   const res = await t.api("/api/v1/responses", { method: "POST", json: { model: "m", input: "z".repeat(14 * MiB - 100) } });
-  expect(res.status).toBe(200);
+  // read and parsed: then refused because no model's context holds 14 MiB of input (not a 413)
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe("context_length_exceeded");
 });

@@ -95,6 +95,17 @@ describe("ChatModel", () => {
     expect(m.thread(T).live.map((t) => t.responseId)).toEqual(["resp_live"]);
   });
 
+  test("a compaction in the history becomes a mark; the live event leaves the turn as it is", () => {
+    const m = new ChatModel();
+    m.apply({ type: "turn.started", ...ids });
+    const compaction = { type: "compaction" as const, id: "k1", summary: "They talked.", summarised_items: 4, trigger: "auto" as const, memory_notes: 1, created_at: 0 };
+    m.apply({ type: "thread.compacted", ...ids, compaction });
+    expect(m.items(T)).toEqual([]);
+    m.loadHistory(T, { thread_id: T, title: null, items: [compaction, { type: "message", id: "i1", role: "user", content: "q" }], waiting: null });
+    expect(m.items(T)[0]).toEqual({ kind: "compaction", id: "k1", summary: "They talked.", summarisedItems: 4, memoryNotes: 1 });
+    expect(m.running(T)).toBeDefined();
+  });
+
   test("a failed send keeps the message and says why", () => {
     const m = new ChatModel();
     const key = m.beginSend(T, "hi");

@@ -114,6 +114,23 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     expect(await lastAssistant(page).locator("li").count()).toBe(3);
   });
 
+  test("/compact summarises the earlier turns; a mark shows where, with the summary inside", async () => {
+    await send(page, "And my calendar?");
+    await lastAssistant(page).getByText("You said: And my calendar?").waitFor();
+    await idle(page);
+    t.llm.enqueue({ text: "nothing to save" }, { text: "Summary: the user asked what the agent can do with notes." });
+    await send(page, "/compact");
+    await page.getByText("Compacted: 2 earlier items are now a summary for the model.").waitFor();
+    const order = await page.locator(".messages > *").evaluateAll((els) => els.map((e) => e.className));
+    expect(order).toEqual(["msg user", "msg assistant", "compaction", "msg user", "msg assistant", "notice info"]);
+    await page.locator(".compaction summary", { hasText: "Earlier turns summarised (2 items)" }).click();
+    await page.locator(".compaction-summary", { hasText: "Summary: the user asked what the agent can do with notes." }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/compaction.png` });
+    await page.reload();
+    await page.locator(".compaction").waitFor();
+    expect(await page.locator(".msg.user").count()).toBe(2);
+  });
+
   test("a tool that needs approval asks; Approve runs it and the answer follows", async () => {
     t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Lisbon" } }] }, { text: "It is **21 °C and sunny** in Lisbon right now, with a light north-westerly wind.", chunks: 4 });
     await send(page, "What's the weather in Lisbon?");

@@ -5,7 +5,7 @@ export type ToolCallSpec = { name: string; arguments: unknown; id?: string };
 export type Step =
   | { text: string; chunks?: number; usage?: { prompt_tokens: number; completion_tokens: number }; delayMs?: number; chunkDelayMs?: number }
   | { toolCalls: ToolCallSpec[]; text?: string; delayMs?: number; chunkDelayMs?: number }
-  | { error: { status: number; message?: string; headers?: Record<string, string>; body?: string }; delayMs?: number }
+  | { error: { status: number; message?: string; code?: string; type?: string; headers?: Record<string, string>; body?: string }; delayMs?: number }
   | { dropAfterChunks: number; text: string }
   /** Sends the first text chunks, then ends the response cleanly, with no finish reason and no [DONE]. */
   | { endAfterChunks: number; text: string }
@@ -70,7 +70,44 @@ function embed(input: string): number[] {
   return v.map((c) => Math.fround(c / norm));
 }
 
-export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKey?: string; model?: string; record?: boolean } = {}): Promise<ScriptedLLM> {
+/** The default answer: "You said: " and the last user message. */
+export function echoStep(body: any): Step {
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  const lastUser = [...messages].reverse().find((m) => m?.role === "user");
+  return { text: `You said: ${contentText(lastUser?.content)}` };
+}
+
+/**
+ * A stand-in tokenizer: 3 characters a token for every message's text and tool calls, 4 per
+ * message, and the tool definitions' JSON. Stricter than the service's own estimate, so that
+ * tests see its calibration at work.
+ */
+export function charTokens(body: any): number {
+  let chars = 0;
+  let n = 0;
+  for (const m of body?.messages ?? []) {
+    n += 4;
+    chars += contentText(m?.content).length;
+    for (const c of m?.tool_calls ?? []) chars += String(c?.function?.name ?? "").length + String(c?.function?.arguments ?? "").length + 12;
+  }
+  for (const t of body?.tools ?? []) chars += JSON.stringify(t).length + 24;
+  return n + Math.ceil(chars / 3);
+}
+
+export interface ScriptedOptions {
+  port?: number;
+  hostname?: string;
+  apiKey?: string;
+  model?: string;
+  record?: boolean;
+  /** Reports `prompt_tokens` with this count instead of counting words. */
+  countTokens?: (body: any) => number;
+  /** Refuses a prompt counted longer than this, with OpenAI's `context_length_exceeded` (400). */
+  contextWindow?: number;
+}
+
+export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLLM> {
+  const countTokens = opts.countTokens ?? charTokens;
   const record = opts.record !== false;
   const modelId = opts.model ?? "scripted-model";
   const requests: RecordedRequest[] = [];
@@ -106,16 +143,15 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
     });
   }
 
-  function defaultStep(body: any): Step {
-    const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
-    const lastUser = [...messages].reverse().find((m) => m?.role === "user");
-    return { text: `You said: ${contentText(lastUser?.content)}` };
-  }
-
   async function nextStep(body: any, rec: RecordedRequest): Promise<Step> {
+    // a model with a context window refuses a longer prompt before anything else, as OpenAI does
+    if (opts.contextWindow !== undefined && countTokens(body) > opts.contextWindow) {
+      const message = `This model's maximum context length is ${opts.contextWindow} tokens. However, your messages resulted in ${countTokens(body)} tokens. Please reduce the length of the messages.`;
+      return { error: { status: 400, message, code: "context_length_exceeded" } };
+    }
     if (queue.length) return queue.shift()!;
     if (responder) return responder(body, rec);
-    return defaultStep(body);
+    return echoStep(body);
   }
 
   async function chat(body: any, rec: RecordedRequest, signal: AbortSignal): Promise<Response> {
@@ -126,9 +162,9 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
     }
     if ("delayMs" in step && !(await sleep(step.delayMs, signal))) return new Response(null, { status: 499 });
     if ("error" in step) {
-      const { status, message = `scripted error ${status}`, headers = {}, body: raw } = step.error;
+      const { status, message = `scripted error ${status}`, headers = {}, body: raw, code, type } = step.error;
       if (raw !== undefined) return new Response(raw, { status, headers: { "content-type": "text/html", ...headers } });
-      const res = json(errorBody(message, status >= 500 ? "server_error" : "invalid_request_error", status), status);
+      const res = json(errorBody(message, type ?? (status >= 500 ? "server_error" : "invalid_request_error"), code ?? status), status);
       for (const [k, v] of Object.entries(headers)) res.headers.set(k, v);
       return res;
     }
@@ -143,7 +179,7 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
       function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
     }));
     const finish_reason = calls.length ? "tool_calls" : "stop";
-    const promptTokens = Math.max(1, (body?.messages ?? []).reduce((n: number, m: any) => n + countWords(contentText(m?.content)) + 1, 0));
+    const promptTokens = opts.countTokens ? countTokens(body) : Math.max(1, (body?.messages ?? []).reduce((n: number, m: any) => n + countWords(contentText(m?.content)) + 1, 0));
     const completionTokens = countWords(text) + calls.reduce((n, c) => n + 1 + countWords(c.function.arguments.replace(/\W+/g, " ")), 0);
     const u = ("usage" in step && step.usage) || { prompt_tokens: promptTokens, completion_tokens: completionTokens };
     const usage = { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens };
@@ -256,6 +292,8 @@ export function startScriptedLLM(opts: { port?: number; hostname?: string; apiKe
         return json(errorBody("Incorrect API key provided", "invalid_request_error", "invalid_api_key"), 401);
       }
       if (badJson) return json(errorBody("Request body is not valid JSON", "invalid_request_error", null), 400);
+      // the last chat request as it came (the benchmark replays it to time the LLM alone)
+      if (req.method === "GET" && path === "/v1/_last_chat") return json(lastChatBody ?? null);
       if (req.method === "GET" && path === "/v1/models") {
         return json({ object: "list", data: [{ id: modelId, object: "model", created: 0, owned_by: "scripted" }] });
       }

@@ -277,7 +277,7 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
 });
 
 describe.skipIf(!hasTmux)("service chat from source, and with --thread", () => {
-  test("bun src/main.ts chat --thread opens the history, sends and quits", async () => {
+  test("bun src/main.ts chat --thread opens the history, sends, compacts and quits", async () => {
     const threads = (await (await svc.api("/api/chat/threads")).json()) as any;
     const hello = threads.threads.find((t: any) => t.title?.startsWith("hello tui"));
     expect(hello).toBeDefined();
@@ -290,6 +290,13 @@ describe.skipIf(!hasTmux)("service chat from source, and with --thread", () => {
     type(S, "again");
     keys(S, "Enter");
     await reply(S, "Assistant: You said: again");
+    // /compact: the memory step, the summary, then a mark where the summary starts to stand in
+    svc.llm.enqueue({ text: "nothing to save" }, { text: "Summary: the user said hello." });
+    type(S, "/compact");
+    keys(S, "Enter");
+    await see(S, /Compacted: \d+ earlier items are now a summary for the model\./);
+    await see(S, "earlier turns summarised for the model (");
+    expect(svc.llm.lastChat().max_tokens).toBeGreaterThan(0);
     keys(S, "C-c");
     expect(await exited(S)).toBe(0);
     expect(readFileSync(join(dir, "home", "logs", "service.log"), "utf8")).toContain("terminal: TERM=");

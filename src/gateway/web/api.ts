@@ -1,5 +1,5 @@
 import { storedToken } from "./session";
-import type { Accepted, Decision, History, MemoryDocument, MemoryFile, MemoryHit, ThreadSummary } from "./wire";
+import type { Accepted, Compacted, Decision, History, MemoryDocument, MemoryFile, MemoryHit, ThreadSummary } from "./wire";
 
 /** A failed call, with a message meant for a person. */
 export class ApiError extends Error {
@@ -64,6 +64,7 @@ export const api = {
   history: (threadId: string) => call<History>(`/api/chat/history?thread_id=${q(threadId)}`),
   send: (content: string, threadId: string | null) =>
     call<Accepted>("/api/chat/send", { method: "POST", json: threadId ? { content, thread_id: threadId } : { content } }),
+  compact: (threadId: string) => call<Compacted>(`/api/chat/threads/${q(threadId)}/compact`, { method: "POST" }),
   cancel: (responseId: string) => call<unknown>(`/api/v1/responses/${q(responseId)}/cancel`, { method: "POST" }),
   decide: (threadId: string, decision: Decision) =>
     call<Partial<Accepted>>(`/api/chat/approvals/${q(threadId)}`, { method: "POST", json: { decision } }),

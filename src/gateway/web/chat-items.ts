@@ -27,7 +27,25 @@ export function itemView(item: ViewItem, decide: Decide): ItemView {
       return connectView();
     case "notice":
       return noticeView();
+    case "compaction":
+      return compactionView();
   }
+}
+
+/** A divider where earlier turns were summarised; the summary the model now sees opens below it. */
+function compactionView(): ItemView {
+  const label = h("span", { class: "compaction-label" });
+  const body = h("div", { class: "compaction-summary" });
+  const el = h("details", { class: "compaction" }, h("summary", null, label), body);
+  return {
+    el,
+    update(raw) {
+      const item = raw as Of<"compaction">;
+      const notes = item.memoryNotes ? `, ${item.memoryNotes} memory note${item.memoryNotes === 1 ? "" : "s"} saved` : "";
+      label.textContent = `Earlier turns summarised (${item.summarisedItems} items${notes})`;
+      body.textContent = item.summary;
+    },
+  };
 }
 
 function userView(): ItemView {

@@ -7,7 +7,9 @@ export type ViewItem =
   | { kind: "tool"; id: string; callId: string; name: string; arguments: string; output: string | null; isError: boolean }
   | { kind: "approval"; id: string; threadId: string; callId: string; tool: string; arguments: string; decided: Decision | null; busy: boolean; error: string | null }
   | { kind: "connect"; id: string; callId: string; tool: string; extension: string; url: string }
-  | { kind: "notice"; id: string; tone: "error" | "info"; text: string };
+  | { kind: "notice"; id: string; tone: "error" | "info"; text: string }
+  /** Where the model's view of the thread starts to be a summary of the items above. */
+  | { kind: "compaction"; id: string; summary: string; summarisedItems: number; memoryNotes: number };
 
 /** A turn seen live: sent from here, or announced on the event stream. */
 export interface LiveTurn {
@@ -120,16 +122,15 @@ export class ChatModel {
   /** Replaces the stored part of a thread; keeps only the turns still running. */
   loadHistory(threadId: string, h: History): void {
     const t = this.thread(threadId);
-    const items: ViewItem[] = h.items.flatMap((i): ViewItem[] =>
-      i.type === "message"
-        ? i.role === "user"
-          ? [{ kind: "user", id: i.id, text: i.content }]
-          : [
-              { kind: "assistant", id: i.id, text: i.content, streaming: false },
-              ...(i.status === "incomplete" ? [{ kind: "notice" as const, id: `cut-${i.id}`, tone: "info" as const, text: CUT_SHORT }] : []),
-            ]
-        : [{ kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: false }],
-    );
+    const items: ViewItem[] = h.items.flatMap((i): ViewItem[] => {
+      if (i.type === "compaction") return [{ kind: "compaction", id: i.id, summary: i.summary, summarisedItems: i.summarised_items, memoryNotes: i.memory_notes }];
+      if (i.type === "tool_call") return [{ kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: false }];
+      if (i.role === "user") return [{ kind: "user", id: i.id, text: i.content }];
+      return [
+        { kind: "assistant", id: i.id, text: i.content, streaming: false },
+        ...(i.status === "incomplete" ? [{ kind: "notice" as const, id: `cut-${i.id}`, tone: "info" as const, text: CUT_SHORT }] : []),
+      ];
+    });
     if (h.waiting?.kind === "approval") {
       items.push(approvalItem(threadId, h.waiting.call_id, h.waiting.tool ?? "a tool", h.waiting.arguments ?? ""));
     } else if (h.waiting?.kind === "oauth") {
@@ -189,6 +190,8 @@ export class ChatModel {
       case "auth.required":
         if (!find("connect", (i) => i.callId === e.call_id)) items.push(connectItem(e.call_id, e.tool, e.extension, e.connect_url));
         break;
+      case "thread.compacted":
+        break; // the chat view reloads the thread's history, which places the mark
       case "turn.completed":
         turn.running = false;
         for (const i of items) if (i.kind === "assistant") i.streaming = false;

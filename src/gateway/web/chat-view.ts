@@ -133,6 +133,7 @@ export class ChatView {
   /** Every event of this user, from the shared stream. */
   handle(e: ChatEvent): void {
     this.#model.apply(e);
+    if (e.type === "thread.compacted" && e.thread_id === this.#current) void this.reload(e.thread_id);
     if (e.type === "turn.completed" || (e.type === "turn.started" && !this.#threads.some((t) => t.id === e.thread_id))) {
       void this.refreshThreads();
     }
@@ -143,6 +144,7 @@ export class ChatView {
     if (!text || this.#model.running(this.#current)) return;
     this.#input.value = "";
     this.#grow();
+    if (text.toLowerCase() === "/compact") return this.#compact();
     const from = this.#current;
     const key = this.#model.beginSend(from, text);
     try {
@@ -158,6 +160,26 @@ export class ChatView {
     } catch (e) {
       this.#model.sendFailed(from, key, (e as Error).message);
       if (!this.#input.value) this.#input.value = text;
+    }
+  }
+
+  /** `/compact`: summarise the thread's older turns now; the mark shows where. */
+  async #compact(): Promise<void> {
+    const threadId = this.#current;
+    if (threadId === null) return this.#model.notice(null, "info", "Nothing to compact yet: this conversation has no turns.");
+    this.#status.textContent = "Compacting…";
+    try {
+      const r = await api.compact(threadId);
+      await this.reload(threadId);
+      this.#model.notice(
+        threadId,
+        "info",
+        r.compaction ? `Compacted: ${r.compaction.summarised_items} earlier items are now a summary for the model. The whole conversation stays here.` : "Nothing to compact: only the latest turn is here.",
+      );
+    } catch (e) {
+      this.#model.notice(threadId, "error", `Could not compact: ${(e as Error).message}`);
+    } finally {
+      this.#status.textContent = "";
     }
   }
 

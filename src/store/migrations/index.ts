@@ -9,7 +9,8 @@ import m5 from "./0005_memory_fts.sql" with { type: "text" };
 import m6 from "./0006_extensions.sql" with { type: "text" };
 import m7 from "./0007_memory_owner.sql" with { type: "text" };
 import m8 from "./0008_conversations.sql" with { type: "text" };
-import m9 from "./0009_operations.sql" with { type: "text" };
+import m9 from "./0009_thread_context.sql" with { type: "text" };
+import m10 from "./0010_operations.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -21,5 +22,6 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0006_extensions", sql: m6 },
   { tag: "0007_memory_owner", sql: m7 },
   { tag: "0008_conversations", sql: m8 },
-  { tag: "0009_operations", sql: m9 },
+  { tag: "0009_thread_context", sql: m9 },
+  { tag: "0010_operations", sql: m10 },
 ];

@@ -1,0 +1,119 @@
+import type { ConversationItem } from "../agent/items";
+import type { ChatMessage, ToolSpec } from "../llm/types";
+
+/**
+ * Token counts estimated from characters, with no tokenizer table in memory. ASCII text runs
+ * at about 4 characters a token in English and 3 in code and JSON; we take 3.2. Other
+ * characters (accents, CJK, emoji) count a token each, which over-counts Latin accents a
+ * little and counts CJK about right. The provider's reported `prompt_tokens` then scales
+ * these raw figures (see Calibration).
+ */
+const ASCII_CHARS_PER_TOKEN = 3.2;
+/** Role markers and separators a chat template adds around each message. */
+const MESSAGE_OVERHEAD = 4;
+/** What the provider adds around each tool definition. */
+const TOOL_OVERHEAD = 8;
+/** An image part, whatever its size: OpenAI's price of a high-detail 512 px tile set. */
+const IMAGE_TOKENS = 765;
+
+export function rawTextTokens(text: string): number {
+  let ascii = 0;
+  let other = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) ascii++;
+    else if (c < 0xd800 || c > 0xdbff) other++; // a surrogate pair counts once
+  }
+  return Math.ceil(ascii / ASCII_CHARS_PER_TOKEN + other);
+}
+
+/** How many characters of mostly-ASCII text make about `tokens` raw tokens. */
+export function charsForTokens(tokens: number): number {
+  return Math.max(0, Math.floor(tokens * ASCII_CHARS_PER_TOKEN));
+}
+
+/** A message's content: a string, or parts (text and images) as some providers take them. */
+function contentTokens(content: unknown): number {
+  if (typeof content === "string") return rawTextTokens(content);
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const part of content as { type?: string; text?: unknown }[]) {
+    if (typeof part?.text === "string") n += rawTextTokens(part.text);
+    else if (part?.type === "image_url" || part?.type === "input_image") n += IMAGE_TOKENS;
+  }
+  return n;
+}
+
+export function rawMessageTokens(m: ChatMessage): number {
+  let n = MESSAGE_OVERHEAD + contentTokens(m.content);
+  if (m.role === "assistant" && m.tool_calls) {
+    for (const c of m.tool_calls) n += MESSAGE_OVERHEAD + rawTextTokens(c.function.name) + rawTextTokens(c.function.arguments);
+  }
+  return n;
+}
+
+/** Items are never changed once made: each is measured once (the thread cache keeps them). */
+const measured = new WeakMap<ConversationItem, number>();
+
+/** A stored item as it goes into a request (a call joins its assistant message: about the same). */
+export function rawItemTokens(item: ConversationItem): number {
+  let n = measured.get(item);
+  if (n !== undefined) return n;
+  if (item.type === "message") n = MESSAGE_OVERHEAD + rawTextTokens(item.content) + IMAGE_TOKENS * (item.images?.length ?? 0);
+  else if (item.type === "function_call") n = MESSAGE_OVERHEAD + rawTextTokens(item.name) + rawTextTokens(item.arguments);
+  else n = MESSAGE_OVERHEAD + rawTextTokens(item.output) + (item.images?.length ? MESSAGE_OVERHEAD + IMAGE_TOKENS * item.images.length : 0);
+  measured.set(item, n);
+  return n;
+}
+
+export function rawToolTokens(tools: ToolSpec[]): number {
+  let n = 0;
+  for (const t of tools) n += TOOL_OVERHEAD + rawTextTokens(JSON.stringify(t));
+  return n;
+}
+
+/**
+ * Scales raw estimates to what the provider counts. After each request whose usage the
+ * provider reports, the factor moves to `reported / raw`: at once when the provider counts
+ * more than we thought (an overflow costs a failed request), a fifth of the way when it
+ * counts less (one short request must not make us bold).
+ */
+export class Calibration {
+  #factor = 1;
+
+  get factor(): number {
+    return this.#factor;
+  }
+
+  /** Tokens the provider will likely count for text whose raw estimate is `raw`. */
+  scale(raw: number): number {
+    return Math.ceil(raw * this.#factor);
+  }
+
+  observe(raw: number, reported: number): void {
+    // tiny requests say more about the template's fixed cost than about the text
+    if (raw < 64 || reported <= 0) return;
+    // a provider that counts far less than we do is not followed all the way: being wrong that
+    // way costs a failed request, being cautious only some room
+    const ratio = Math.min(4, Math.max(0.5, reported / raw));
+    this.#factor = ratio > this.#factor ? ratio : this.#factor * 0.8 + ratio * 0.2;
+  }
+
+  /** The provider refused a request as too long: count a quarter more from now on. */
+  overflowed(raw: number, reported?: number): void {
+    const byReport = reported && raw > 0 ? reported / raw : 0;
+    this.#factor = Math.min(4, Math.max(this.#factor * 1.25, byReport * 1.05));
+  }
+}
+
+/** One calibration per model: a summarising model may count differently from the turn model. */
+export class Calibrations {
+  readonly #byModel = new Map<string, Calibration>();
+
+  for(model: string | undefined): Calibration {
+    const key = model ?? "";
+    let c = this.#byModel.get(key);
+    if (!c) this.#byModel.set(key, (c = new Calibration()));
+    return c;
+  }
+}
