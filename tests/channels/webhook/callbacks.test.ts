@@ -2,6 +2,7 @@
 // secret, retried with backoff after non-2xx answers, the attempts counted in the job record;
 // destinations outside HTTP_CALLBACK_ALLOW_HOSTS are refused; pending deliveries survive a
 // restart. The retry schedule is shortened for the tests (the default spans 8 minutes).
+import { createClient } from "@libsql/client";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -186,20 +187,26 @@ describe("callbacks", () => {
     expect((await job(t, plain.body.job_id)).callback).toBeUndefined();
   });
 
-  test("a pending delivery survives a restart and is made after it", async () => {
+  test("a pending delivery survives a restart and is made after it, when it is due", async () => {
     const home = join(mkdtempSync(join(tmpdir(), "callback-restart-")), "home");
     cleanup.push(() => rmSync(join(home, ".."), { recursive: true, force: true }));
     const r = receiver([500]);
     cleanup.push(r.stop);
-    // the retry is due in 1.5 s: the service stops before that
-    const first = await startTestService({ llm, env: env("127.0.0.1"), keepHome: home, callbackDelaysMs: [1_500] });
+    // the retry is due in a minute: the service stops long before that
+    const first = await startTestService({ llm, env: env("127.0.0.1"), keepHome: home, callbackDelaysMs: [60_000] });
     llm.enqueue({ text: "done before the restart" });
     const accepted = await hook(first, { user_id: "u", message: "m", callback_url: r.url });
     await until(first, accepted.body.job_id, (j) => j.callback.attempts === 1);
+    const due = (await getJob(first.service.services.db, accepted.body.job_id))!.callbackNextAt!;
+    expect(due).toBeGreaterThan(Date.now() + 50_000);
     await first.stop();
     expect(r.got.length).toBe(1);
 
-    const second = await startTestService({ llm, env: env("127.0.0.1"), keepHome: home, callbackDelaysMs: [1_500] });
+    // the minute passes while the service is down
+    const db = createClient({ url: `file:${join(home, "service.db")}` });
+    await db.execute({ sql: "UPDATE jobs SET callback_next_at = ? WHERE id = ?", args: [Date.now() - 1, accepted.body.job_id] });
+    db.close();
+    const second = await startTestService({ llm, env: env("127.0.0.1"), keepHome: home, callbackDelaysMs: [60_000] });
     cleanup.push(() => second.stop());
     const done = await until(second, accepted.body.job_id, (j) => j.callback.status === "delivered");
     expect(done.callback).toEqual({ status: "delivered", attempts: 2 });
