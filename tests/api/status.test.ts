@@ -60,7 +60,7 @@ describe("status and routing", () => {
       ["DELETE", "/api/v1/responses/resp_x"],
       ["PATCH", "/api/status"],
       ["POST", "/api/status"],
-      ["GET", "/api/webchat/v2/admin/users"],
+      ["PUT", "/api/webchat/v2/admin/users"],
       ["DELETE", "/api/webchat/v2/admin/users"],
       ["GET", "/v1/chat/completions"],
       ["POST", "/v1/models"],

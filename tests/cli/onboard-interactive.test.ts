@@ -105,7 +105,11 @@ test.skipIf(!hasTmux)("offers a local Ollama as the default endpoint when one an
       await Bun.sleep(50);
     }
     expect(show()).toContain("An Ollama server answers");
-    tmux("send-keys", "-t", "ollama", "Enter"); // keep the offered endpoint
+    tmux("send-keys", "-t", "ollama", "Enter"); // keep the offered endpoint (Enter takes the placeholder)
+    while (!show().includes("API key")) {
+      if (Date.now() > end) throw new Error(`no key prompt on:\n${show()}`);
+      await Bun.sleep(50);
+    }
     tmux("send-keys", "-t", "ollama", "Enter"); // no key
     while (!show().includes("llama3.2")) {
       if (Date.now() > end) throw new Error(`no model list on:\n${show()}`);
