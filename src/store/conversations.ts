@@ -102,8 +102,8 @@ export async function pageItems(
 }
 
 /**
- * Adds items at the end of a thread (creating it when `create` is given), outside any turn:
- * the caller holds the thread's lock. `responseId` is what the items are filed under.
+ * Adds items at the end of a thread (creating it, as one of the Responses API's channel, when
+ * `create` is given), outside any turn: the caller holds the thread's lock. `responseId` is what the items are filed under.
  */
 export async function appendItems(
   db: Db,
@@ -114,7 +114,7 @@ export async function appendItems(
   const start = (last?.seq ?? -1) + 1;
   await db.batch([
     t.create
-      ? db.insert(threads).values({ id: t.threadId, userId: t.userId, title: t.create.title ?? null, metadata: t.create.metadata, createdAt: now, updatedAt: now })
+      ? db.insert(threads).values({ id: t.threadId, userId: t.userId, title: t.create.title ?? null, metadata: t.create.metadata, channel: "responses", createdAt: now, updatedAt: now })
       : db.update(threads).set({ updatedAt: now }).where(eq(threads.id, t.threadId)),
     ...(t.items.length
       ? [
