@@ -159,8 +159,12 @@ describe("help, version and usage errors", () => {
       ["onboard", "-h", "Usage: service onboard"],
       ["serve", "--help", "Usage: service serve"],
       ["serve", "-h", "Usage: service serve"],
+      ["status", "--help", "Usage: service status"],
+      ["doctor", "--help", "Usage: service doctor"],
+      ["users", "--help", "Usage: service users"],
+      ["users list", "--help", "Usage: service users"],
     ];
-    const results = await Promise.all(cases.map(([cmd, flag]) => run([cmd!, flag!], { SERVICE_HOME: home })));
+    const results = await Promise.all(cases.map(([cmd, flag]) => run([...cmd!.split(" "), flag!], { SERVICE_HOME: home })));
     for (const [i, r] of results.entries()) {
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(cases[i]![2]!);
@@ -190,6 +194,13 @@ describe("help, version and usage errors", () => {
       [["serve", "extra-positional"], "Usage: service serve"],
       [["onboard", "--bogus"], "Usage: service onboard"],
       [["onboard", "--llm-model"], "Usage: service onboard"],
+      [["status", "--bogus"], "Usage: service status"],
+      [["doctor", "extra"], "Usage: service doctor"],
+      [["users"], "Usage: service users"],
+      [["users", "frobnicate"], "Usage: service users"],
+      [["users", "suspend"], "Usage: service users"],
+      [["users", "list", "extra"], "Usage: service users"],
+      [["users", "create", "--role", "root"], "Usage: service users"],
     ];
     const results = await Promise.all(cases.map(([args]) => run(args, { SERVICE_HOME: home })));
     for (const [i, r] of results.entries()) {
