@@ -38,6 +38,13 @@ export class NotFound extends ServiceError {
   }
 }
 
+/** A thread (or the response that names it) that is unknown, or someone else's: nothing about it is revealed. */
+export class ThreadNotFound extends NotFound {
+  constructor(readonly threadId: string) {
+    super(`No thread found with id ${threadId}.`);
+  }
+}
+
 export class RateLimited extends ServiceError {
   constructor(readonly retryAfterS: number) {
     super(`Rate limit reached; retry in ${retryAfterS} s`, 429, "rate_limit_error");

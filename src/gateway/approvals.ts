@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { isUuid } from "../agent/ids";
-import { answerText } from "../agent/turns";
+import { answerText } from "../agent/turn-types";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
 import type { Services } from "../api/services";
@@ -39,7 +39,8 @@ export function approvalRoutes(s: Services) {
         if (!Value.Check(DecisionBody, body)) throw new InvalidRequest("`decision` is required and must be approve, deny or always.");
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
-        const turn = await s.agent.begin({
+        // someone else's thread reads as no thread at all (ThreadNotFound: 404)
+        const r = await s.events.run(s.agent, {
           channel: "chat",
           userId: principal.userId,
           threadId,
@@ -50,9 +51,6 @@ export function approvalRoutes(s: Services) {
           timeoutMs: s.turnTimeoutMs,
           surfacesGates: true,
         });
-        // someone else's thread reads as no thread at all
-        if (turn.notFound) throw new NotFound(`No thread found with id ${threadId}.`);
-        const r = await s.events.runPublished(principal.userId, turn);
         const next = r.status === "completed" ? await getGate(s.db, r.threadId) : undefined;
         return {
           thread_id: r.threadId,
@@ -63,7 +61,7 @@ export function approvalRoutes(s: Services) {
           // the continued turn may stop at the next call that needs approval
           pending_approval:
             next?.kind === "approval"
-              ? { call_id: next.callId, tool: String(next.details?.tool ?? ""), arguments: String(next.details?.arguments ?? "") }
+              ? { call_id: next.callId, tool: next.details.tool, arguments: next.details.arguments }
               : null,
         };
       },

@@ -20,7 +20,8 @@ export type ChatEvent =
       thread_id: string;
       response_id: string;
       status: "completed" | "failed";
-      error: { code: string; message: string } | null;
+      /** `code` is a turn error code (`cancelled`, `llm_error`, ...), or null when the service itself failed. */
+      error: { code: string | null; message: string } | null;
       waiting: "approval" | "oauth" | null;
     };
 

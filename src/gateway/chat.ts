@@ -3,7 +3,7 @@ import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { ConversationItem } from "../agent/items";
 import { isUuid } from "../agent/ids";
-import { answerText, type Turn } from "../agent/turns";
+import { answerText } from "../agent/turn-types";
 import type { Principal } from "../auth/principal";
 import { requireAuth, takeTurnBudget } from "../api/auth";
 import { readJsonObject } from "../api/body";
@@ -25,10 +25,10 @@ const SendBody = Type.Object({ content: Type.String({ minLength: 1 }), thread_id
 
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services) {
-  const begin = async (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number): Promise<Turn> => {
+  const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number) => {
     if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
-    const turn = await s.agent.begin({
+    return s.events.start(s.agent, {
       channel: "chat",
       userId: p.userId,
       threadId,
@@ -38,8 +38,6 @@ export function chatRoutes(s: Services) {
       timeoutMs,
       surfacesGates: true,
     });
-    if (turn.notFound) throw new NotFound(`No thread found with id ${threadId}.`);
-    return turn;
   };
 
   return new Elysia({ name: "chat" })
@@ -48,8 +46,7 @@ export function chatRoutes(s: Services) {
       "/api/chat",
       async ({ request, principal }) => {
         const body = checked(ChatBody, await readJsonObject(request));
-        const turn = await begin(principal, body.message, body.thread_id, s.turnTimeoutMs);
-        const r = await s.events.runPublished(principal.userId, turn);
+        const r = await (await start(principal, body.message, body.thread_id, s.turnTimeoutMs)).result;
         return { thread_id: r.threadId, response_id: r.id, response: answerText(r), status: r.status, error: r.error };
       },
       { parse: "none" },
@@ -58,8 +55,8 @@ export function chatRoutes(s: Services) {
       "/api/chat/send",
       async ({ request, principal }) => {
         const body = checked(SendBody, await readJsonObject(request));
-        const turn = await begin(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
-        void s.events.runPublished(principal.userId, turn).catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
+        const { turn, result } = await start(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
+        void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
           { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
           { status: 202 },
@@ -116,10 +113,10 @@ export function chatRoutes(s: Services) {
           ? {
               kind: gate.kind,
               call_id: gate.callId,
-              tool: textOf(gate.details?.tool),
-              arguments: textOf(gate.details?.arguments),
+              tool: "details" in gate ? gate.details.tool : null,
+              arguments: "details" in gate ? gate.details.arguments : null,
               // an OAuth gate: the extension to connect, and the page that does it
-              ...(gate.kind === "oauth" ? { extension: textOf(gate.details?.extension), connect_url: textOf(gate.details?.connect_url) } : {}),
+              ...(gate.kind === "oauth" ? { extension: gate.details.extension, connect_url: gate.details.connect_url } : {}),
             }
           : null,
       };
@@ -138,7 +135,6 @@ function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: u
 /** The chat endpoints give times as ISO 8601 in UTC, as memory and jobs do (stored in Unix seconds). */
 export const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
-const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v));
 
 /**
  * The conversation as the chat UIs show it: messages, tool calls with their results, and a

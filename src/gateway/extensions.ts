@@ -81,7 +81,7 @@ export function extensionRoutes(s: Services) {
 async function resumeWaitingTurns(s: Services, userId: string, extension: string): Promise<void> {
   for (const gate of await listOAuthGates(s.db, userId, extension)) {
     void (async () => {
-      const turn = await s.agent.begin({
+      await s.events.run(s.agent, {
         channel: "chat",
         userId,
         threadId: gate.threadId,
@@ -91,7 +91,6 @@ async function resumeWaitingTurns(s: Services, userId: string, extension: string
         model: "default",
         surfacesGates: true,
       });
-      if (!turn.notFound) await s.events.runPublished(userId, turn);
     })().catch((e) => s.log(`extension ${extension}: could not resume thread ${gate.threadId}: ${(e as Error).message}`));
   }
 }

@@ -2,7 +2,7 @@ import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typeb
 import { userContextBlock } from "../../agent/context";
 import { threadOfConversation, threadOfResponse } from "../../agent/ids";
 import type { ConversationItem, ImageRef } from "../../agent/items";
-import type { InputItem } from "../../agent/turns";
+import type { InputItem } from "../../agent/turn-types";
 import { InvalidRequest } from "../../errors";
 import type { LlmOptions } from "../../llm/types";
 import { parseCallerTools } from "../../tools/caller";

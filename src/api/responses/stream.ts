@@ -13,7 +13,9 @@ export type StreamEvent =
   | { type: "response.output_text.delta"; item_id: string; output_index: number; content_index: number; delta: string; logprobs: unknown[] }
   | { type: "response.output_text.done"; item_id: string; output_index: number; content_index: number; text: string; logprobs: unknown[] }
   | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
-  | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string };
+  | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string }
+  /** A failure that is not the turn's (the store is down): the stream ends after it. */
+  | { type: "error"; code: null; message: string; param: null };
 
 export type SequencedEvent = StreamEvent & { sequence_number: number };
 
@@ -72,6 +74,10 @@ export class ResponseEventMapper {
 
   finish(response: ResponseObject): void {
     this.emit({ type: response.status === "failed" ? "response.failed" : "response.completed", response });
+  }
+
+  error(message: string): void {
+    this.emit({ type: "error", code: null, message, param: null });
   }
 }
 

@@ -90,7 +90,7 @@ export function webhookApp(d: WebhookDeps) {
           sender: body.user_id,
           conversationId,
           message: body.message,
-          metadata: body.metadata ? JSON.stringify(body.metadata) : null,
+          metadata: body.metadata ?? null,
           ...(body.callback_url ? { callbackUrl: body.callback_url, callbackStatus: "pending" as const } : {}),
         });
         d.worker.kick();
