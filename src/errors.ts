@@ -57,6 +57,17 @@ export class Unavailable extends ServiceError {
   }
 }
 
+/**
+ * The language model failed a request the service made for the caller (the raw proxy,
+ * `/compact`): 502 (an upstream 4xx keeps its status: the request was at fault), 503 when no
+ * model is configured. The message is short and never the upstream's page.
+ */
+export class UpstreamFailure extends ServiceError {
+  static fromTurn(e: TurnError): UpstreamFailure {
+    return new UpstreamFailure(e.message, e.code === "llm_not_configured" ? 503 : 502, "server_error", e.code);
+  }
+}
+
 /** Failures of the auth middleware: plain-text bodies, exactly as the spec words them. */
 export class AuthFailure extends ServiceError {
   static unauthorized() {

@@ -1,5 +1,5 @@
 import { TurnError, type TurnErrorCode } from "../errors";
-import { threadOfResponse } from "./ids";
+import { threadOfResponse } from "../conversation/ids";
 import type { TurnResult } from "./turn-types";
 
 interface Running {

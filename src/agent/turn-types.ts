@@ -1,8 +1,8 @@
 import type { LlmOptions } from "../llm/types";
 import type { TurnErrorCode } from "../errors";
 import type { StoreWrite } from "../store/db";
-import type { ExternalTool } from "../tools/tool";
-import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "./items";
+import type { ExternalTool } from "../conversation/items";
+import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "../conversation/items";
 
 export type ApprovalDecision = "approve" | "deny" | "always";
 

@@ -4,22 +4,23 @@ import type { Llm } from "../llm/types";
 import { logTurn, type Logger } from "../log";
 import type { Safety } from "../safety/safety";
 import type { ContextSettings } from "../context/budget";
-import type { CompactionItem } from "../context/compaction";
+import type { CompactionItem } from "../conversation/items";
 import { Calibrations } from "../context/estimate";
 import type { NoteStore } from "../context/flush";
 import { ThreadCache } from "../context/thread-cache";
 import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { commitTurn, findResponse, getGate, getThread, type Gate } from "../store/conversations";
+import { commitTurn, deleteThread, findResponse, getGate, getThread, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
-import type { ExternalTool } from "../tools/tool";
+import type { ExternalTool } from "../conversation/items";
 import { gateOf } from "./gates";
-import { itemId, newUuid, responseId } from "./ids";
-import type { ConversationItem } from "./items";
+import { itemId, newUuid, responseId } from "../conversation/ids";
+import type { ConversationItem } from "../conversation/items";
 import { agentLoop, type AgentEvent } from "./loop";
-import { systemPrompt, type IdentitySource } from "./prompt";
+import { systemPrompt } from "./prompt";
+import type { IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
 import { RunningTurns } from "./running";
 import type { TurnHandle, TurnRequest, TurnResult } from "./turn-types";
@@ -126,6 +127,19 @@ export class Agent {
       const { context } = await this.#context({ userId, messages: [], toolOutputs: [] }, threadId, await this.#threads.load(this.deps.db, thread), gate, undefined);
       return (await context.compact(signal)).item;
     });
+  }
+
+  /**
+   * Deletes a user's thread and all it holds, whichever API names it (a conversation, a chat
+   * thread): its running turns are cancelled first, then it goes under its lock. False when
+   * the thread is not the user's.
+   */
+  async deleteThread(userId: string, threadId: string): Promise<boolean> {
+    const thread = await getThread(this.deps.db, threadId);
+    if (!thread || thread.userId !== userId) return false;
+    await this.cancelThread(threadId, userId);
+    await this.withThread(threadId, () => deleteThread(this.deps.db, threadId));
+    return true;
   }
 
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */

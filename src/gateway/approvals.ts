@@ -1,11 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { isUuid } from "../agent/ids";
+import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
-import { requireAuth, takeTurnBudget } from "../api/auth";
-import { readJsonObject } from "../api/body";
-import type { Services } from "../api/services";
+import { requireAuth, takeTurnBudget } from "../http/auth";
+import { readJsonObject } from "../http/body";
+import type { Services } from "../services";
+import type { ChatEventHub } from "./events";
 import { InvalidRequest, NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 import { iso } from "./chat";
@@ -19,7 +20,7 @@ export const DecisionBody = Type.Object({
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls
  * waiting for this user's decision, and the decision, which runs the paused turn on.
  */
-export function approvalRoutes(s: Services) {
+export function approvalRoutes(s: Services, events: ChatEventHub) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
     .get("/api/chat/approvals", async ({ principal }) => ({
@@ -40,7 +41,7 @@ export function approvalRoutes(s: Services) {
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // someone else's thread reads as no thread at all (ThreadNotFound: 404)
-        const r = await s.events.run(s.agent, {
+        const r = await events.run(s.agent, {
           channel: "chat",
           userId: principal.userId,
           threadId,

@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../agent/loop";
 import type { Agent } from "../agent/turns";
 import type { TurnHandle, TurnRequest, TurnResult } from "../agent/turn-types";
-import type { CompactionItem } from "../context/compaction";
+import type { CompactionItem } from "../conversation/items";
 import { unwrapToolOutput } from "../safety/injection";
 import type { ChatEvent, CompactionMark } from "./chat-wire";
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, ne, sql } from "drizzle-orm";
-import type { ConversationItem } from "../agent/items";
-import type { CompactionItem } from "../context/compaction";
+import type { ConversationItem } from "../conversation/items";
+import type { CompactionItem } from "../conversation/items";
 import type { Db } from "./db";
 import type { ThreadRow } from "./conversations";
 import { items, threads } from "./schema";

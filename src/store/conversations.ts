@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
-import type { ConversationItem, PendingCall } from "../agent/items";
-import type { ExternalTool } from "../tools/tool";
+import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { ExternalTool } from "../conversation/items";
 import type { Db, StoreWrite } from "./db";
 import { notCompaction } from "./compactions";
 import { gates, items, jobs, responses, threads } from "./schema";

@@ -1,7 +1,7 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { ConversationItem, PendingCall } from "../agent/items";
-import type { CompactionItem } from "../context/compaction";
-import type { ExternalTool } from "../tools/tool";
+import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { CompactionItem } from "../conversation/items";
+import type { ExternalTool } from "../conversation/items";
 
 /** The `{code, message}` of a failed turn or job, as stored. */
 export type StoredError = { code: string; message: string };
@@ -85,7 +85,7 @@ export const responses = sqliteTable(
 /**
  * The conversation: every item of a thread in order. `data` is the item's JSON
  * (message, function_call or function_call_output, see agent/items.ts; or a `compaction`,
- * see context/compaction.ts, whose `response_id` is its own id: it belongs to no response).
+ * see conversation/items.ts, whose `response_id` is its own id: it belongs to no response).
  */
 export const items = sqliteTable(
   "items",

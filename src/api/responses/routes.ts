@@ -1,16 +1,15 @@
 import { Elysia, t } from "elysia";
-import { newUuid, responseId } from "../../agent/ids";
+import { newUuid, responseId } from "../../conversation/ids";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
 import { InvalidRequest, NotFound, ThreadNotFound, Unavailable } from "../../errors";
 import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } from "../../store/conversations";
-import { authedJson, requireAuth, takeTurnBudget } from "../auth";
-import type { Services } from "../services";
+import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
+import type { Services } from "../../services";
 import { buildResponse, itemList, itemResource, type ResponseObject } from "./objects";
 import { parseResponsesRequest, responsesRequest, type RequestEcho } from "./request";
 import { ResponseRuns, type Run } from "./runs";
-import { replaySource, sseResponse } from "./stream";
+import { replaySource, responseStream } from "./stream";
 
-export const TURN_TIMEOUT_MS = { A: 120_000, B: 30_000 } as const;
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
 
@@ -100,7 +99,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           run = runs.start(turn, facts);
           run.follow(Promise.resolve(notFound(turn, req.model)));
         }
-        if (req.stream) return sseResponse(run);
+        if (req.stream) return responseStream(run);
         if (req.echo.background) return run.current;
         return await run.done;
       },
@@ -110,7 +109,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       "/responses/:id",
       async ({ params, principal, query }) => {
         const live = runs.get(params.id, principal.userId);
-        if (query.stream === "true") return sseResponse(live ?? replaySource(await stored(params.id, principal.userId)), query.starting_after ?? -1);
+        if (query.stream === "true") return responseStream(live ?? replaySource(await stored(params.id, principal.userId)), query.starting_after ?? -1);
         return live ? { ...live.current, model: retrievedModel } : await stored(params.id, principal.userId);
       },
       { query: RetrieveQuery },

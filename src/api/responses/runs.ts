@@ -1,6 +1,6 @@
 import type { AgentEvent } from "../../agent/loop";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
-import type { ExternalTool } from "../../tools/tool";
+import type { ExternalTool } from "../../conversation/items";
 import { buildResponse, type ResponseObject } from "./objects";
 import type { RequestEcho } from "./request";
 import { ResponseEventMapper, type EventSource, type SequencedEvent } from "./stream";

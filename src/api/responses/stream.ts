@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../../agent/loop";
+import { sseResponse } from "../../http/sse";
 import { functionCallItem, messageItem, outputText, type OutputItem, type ResponseObject } from "./objects";
 
-export const KEEPALIVE_MS = 15_000;
 
 type TextPart = ReturnType<typeof outputText>;
 
@@ -107,60 +107,9 @@ export interface EventSource {
   subscribe(after: number, on: (e: SequencedEvent) => void, end: () => void): () => void;
 }
 
-/**
- * Server-Sent Events of a response: every event after `after`, with a keepalive comment every
- * 15 s. A client that goes away only stops its own copy; the turn runs on.
- */
-export function sseResponse(source: EventSource, after = -1): Response {
-  const encoder = new TextEncoder();
-  let stop = () => {};
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true;
-      const write = (text: string) => {
-        if (!open) return;
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          stop();
-        }
-      };
-      const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
-      let unsubscribe = () => {};
-      stop = () => {
-        open = false;
-        clearInterval(keepalive);
-        unsubscribe();
-      };
-      let wrote = false;
-      unsubscribe = source.subscribe(
-        after,
-        (e) => {
-          wrote = true;
-          write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-        },
-        () => {
-          const wasOpen = open;
-          stop();
-          if (wasOpen) controller.close();
-        },
-      );
-      if (!open) unsubscribe();
-      // nothing to send yet (a reader far ahead of a live response): a comment gets the headers out
-      else if (!wrote) write(": waiting\n\n");
-    },
-    cancel() {
-      stop();
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+/** Server-Sent Events of a response: every event after `after`. The turn runs on whoever listens. */
+export function responseStream(source: EventSource, after = -1): Response {
+  return sseResponse((send, end) => source.subscribe(after, send, end), "waiting");
 }
 
 /** A finished response's events as a source that ends at once. */

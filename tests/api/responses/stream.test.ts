@@ -4,7 +4,8 @@ import type { AgentEvent } from "../../../src/agent/loop";
 import type { TurnResult } from "../../../src/agent/turn-types";
 import { buildResponse } from "../../../src/api/responses/objects";
 import { Run } from "../../../src/api/responses/runs";
-import { KEEPALIVE_MS, ResponseEventMapper, sseResponse } from "../../../src/api/responses/stream";
+import { ResponseEventMapper, responseStream } from "../../../src/api/responses/stream";
+import { KEEPALIVE_MS } from "../../../src/http/sse";
 import { startTestService, type TestService } from "../../support/harness";
 
 const MODEL = "stream-model";
@@ -368,7 +369,7 @@ describe("keepalive", () => {
       };
       const echo = { store: true } as const;
       const run = new Run({ id: "resp_k", threadId: "t", createdAt: 1, input: [] }, { userId: "u", model: "m", echo: echo as any, tools: [] });
-      const res = sseResponse(run);
+      const res = responseStream(run);
       run.follow(
         (async () => {
           await released; // a long silent tool call
