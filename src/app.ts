@@ -14,7 +14,7 @@ import { memoryRoutes } from "./gateway/memory";
 import { extensionRoutes } from "./gateway/extensions";
 import { webUiRoutes } from "./gateway/web-ui";
 import { responsesApi } from "./api/responses/routes";
-import { describeInvalid, schemaOf } from "./http/validation";
+import { invalidBody, schemaOf } from "./http/validation";
 import type { Services } from "./services";
 import { statusRoutes } from "./api/status";
 
@@ -47,7 +47,7 @@ export function createApp(s: Services) {
         const cause = (error as Error).cause;
         return errorResponse(cause instanceof ServiceError ? cause : new InvalidRequest("The request body is not valid JSON."));
       }
-      if (code === "VALIDATION") return errorResponse(new InvalidRequest(describeInvalid(schemaOf(error.validator), error.value)));
+      if (code === "VALIDATION") return errorResponse(invalidBody(schemaOf(error.validator), error.value));
       return errorResponse(error, s.log);
     })
     .use(statusRoutes(s))

@@ -59,8 +59,6 @@ export interface StartOptions {
   flags?: ConfigLayer;
   /** The log; a plain function gets each record's text (tests). Default: LOG_FORMAT lines on stdout. */
   log?: Logger | ((message: string) => void);
-  /** Replaces the OpenAI-compatible LLM (tests). */
-  llm?: Llm;
   channels?: { tui: boolean };
   /** Overrides the revision's non-streaming turn timeout (tests only). */
   turnTimeoutMs?: number;
@@ -93,7 +91,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
   });
   log.redactWith(ownSafety.redact);
-  const llm = opts.llm ?? openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
+  const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
   const memory = new MemoryService({ db: database.db, llm, log });
   const tools = new ToolRegistry();
   for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm, memory })) tools.register(tool);

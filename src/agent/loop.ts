@@ -1,29 +1,13 @@
 import type { ApprovalPolicy } from "../config/schema";
 import { TurnError } from "../errors";
+import type { AgentEvent } from "./events";
 import type { ThreadContext } from "../context/thread-context";
 import type { Llm, LlmOptions } from "../llm/types";
 import type { Safety } from "../safety/safety";
 import type { ToolRegistry } from "../tools/registry";
 import type { ToolContext } from "../tools/tool";
 import { callId, itemId } from "../conversation/ids";
-import type { CompactionItem, ConversationItem, ExternalTool, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "../conversation/items";
-
-/** What the loop reports as it runs; every channel renders these same events. */
-export type AgentEvent =
-  | { type: "message.started"; itemId: string }
-  | { type: "text.delta"; itemId: string; delta: string }
-  | { type: "message.completed"; item: MessageItem }
-  | { type: "tool.started"; item: FunctionCallItem }
-  | { type: "tool.completed"; item: FunctionCallOutputItem; isError: boolean }
-  /** A caller-supplied tool was called: the turn pauses after this event. */
-  | { type: "function_call"; item: FunctionCallItem }
-  /** A built-in tool needs the user's approval: the turn pauses after this event. */
-  | { type: "approval.required"; call: PendingCall }
-  /** A tool's extension is not connected (OAuth): the turn pauses after this event. */
-  | { type: "auth.required"; call: PendingCall; extension: string; url: string }
-  | { type: "usage"; inputTokens: number; outputTokens: number }
-  /** Older turns of the thread were summarised to make room (stored already). */
-  | { type: "context.compacted"; item: CompactionItem };
+import type { ConversationItem, ExternalTool, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "../conversation/items";
 
 export interface LoopInput {
   llm: Llm;

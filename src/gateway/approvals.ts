@@ -1,20 +1,18 @@
 import { Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
-import { requireAuth, takeTurnBudget } from "../http/auth";
-import { readJsonObject } from "../http/body";
+import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
 import type { ChatEventHub } from "./events";
-import { InvalidRequest, NotFound } from "../errors";
+import { NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 import { iso } from "./chat";
 
 
 export const DecisionBody = Type.Object({
-  decision: Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]),
-});
+  decision: Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")], { error: "is required and must be approve, deny or always." }),
+}, { additionalProperties: true });
 
 /**
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls
@@ -34,10 +32,8 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
     }))
     .post(
       "/api/chat/approvals/:thread_id",
-      async ({ params, request, principal }) => {
+      async ({ params, body, principal }) => {
         takeTurnBudget(s, principal);
-        const body = await readJsonObject(request);
-        if (!Value.Check(DecisionBody, body)) throw new InvalidRequest("`decision` is required and must be approve, deny or always.");
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // someone else's thread reads as no thread at all (ThreadNotFound: 404)
@@ -66,6 +62,6 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
               : null,
         };
       },
-      { parse: "none" },
+      { parse: authedJson(s), body: DecisionBody },
     );
 }

@@ -1,12 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import type { ConversationItem } from "../conversation/items";
 import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
 import type { Principal } from "../auth/principal";
-import { requireAuth, takeTurnBudget } from "../http/auth";
-import { readJsonObject } from "../http/body";
+import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import { sseResponse } from "../http/sse";
 import type { Services } from "../services";
 import { InvalidRequest, NotFound, TurnError, UpstreamFailure } from "../errors";
@@ -17,8 +15,10 @@ import { getGate, getThread, listThreads } from "../store/conversations";
 import type { Compacted, History, HistoryItem, ThreadSummary } from "./chat-wire";
 import { compactionMark, type ChatEventHub } from "./events";
 
-const ChatBody = Type.Object({ message: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
-const SendBody = Type.Object({ content: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
+const text = { minLength: 1, error: "is required and must be a non-empty string." };
+const threadField = Type.Optional(Type.String({ error: "must be a thread UUID." }));
+const ChatBody = Type.Object({ message: Type.String(text), thread_id: threadField }, { additionalProperties: true });
+const SendBody = Type.Object({ content: Type.String(text), thread_id: threadField }, { additionalProperties: true });
 
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services, events: ChatEventHub) {
@@ -41,17 +41,15 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     .use(requireAuth(s))
     .post(
       "/api/chat",
-      async ({ request, principal }) => {
-        const body = checked(ChatBody, await readJsonObject(request));
+      async ({ body, principal }) => {
         const r = await (await start(principal, body.message, body.thread_id, s.turnTimeoutMs)).result;
         return { thread_id: r.threadId, response_id: r.id, response: answerText(r), status: r.status, error: r.error };
       },
-      { parse: "none" },
+      { parse: authedJson(s), body: ChatBody },
     )
     .post(
       "/api/chat/send",
-      async ({ request, principal }) => {
-        const body = checked(SendBody, await readJsonObject(request));
+      async ({ body, principal }) => {
         const { turn, result } = await start(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
         void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
@@ -59,7 +57,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
           { status: 202 },
         );
       },
-      { parse: "none" },
+      { parse: authedJson(s), body: SendBody },
     )
     .get("/api/chat/events", ({ principal, request }) => eventStream(events, principal.userId, request.signal))
     .get("/api/chat/threads", async ({ principal }): Promise<{ threads: ThreadSummary[] }> => ({
@@ -119,14 +117,6 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     });
 }
 
-function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: unknown) {
-  if (!Value.Check(schema, body)) {
-    const e = Value.Errors(schema, body).First()!;
-    const field = e.path.split("/")[1] || "body";
-    throw new InvalidRequest(`\`${field}\` is required and must be a non-empty string.`);
-  }
-  return body as { message: string; content: string; thread_id?: string };
-}
 
 /** The chat endpoints give times as ISO 8601 in UTC, as memory and jobs do (stored in Unix seconds). */
 export const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();

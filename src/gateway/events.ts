@@ -1,4 +1,4 @@
-import type { AgentEvent } from "../agent/loop";
+import type { AgentEvent } from "../agent/events";
 import type { Agent } from "../agent/turns";
 import type { TurnHandle, TurnRequest, TurnResult } from "../agent/turn-types";
 import type { CompactionItem } from "../conversation/items";

@@ -1,16 +1,14 @@
 import { Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { requireAdmin, requireAuth } from "../http/auth";
-import { readJsonObject } from "../http/body";
+import { authedJson, requireAdmin, requireAuth } from "../http/auth";
 import type { Services } from "../services";
 import type { ChatEventHub } from "./events";
-import { InvalidRequest, Unavailable } from "../errors";
+import { Unavailable } from "../errors";
 import type { ExtensionManager } from "../extensions/manager";
 import { listOAuthGates } from "../store/extensions";
 import { CONNECT_SCRIPT, connectPage, resultPage } from "./extensions-page";
 
-const KeyBody = Type.Object({ key: Type.String({ minLength: 1 }) });
+const KeyBody = Type.Object({ key: Type.String({ minLength: 1, error: "is required: the extension's API key." }) }, { additionalProperties: true });
 
 /** The extensions of a running service (they are installed with `service extension install`). */
 function extensionsOf(s: Services): ExtensionManager {
@@ -53,15 +51,13 @@ export function extensionRoutes(s: Services, events: ChatEventHub) {
       .get("/api/extensions", async ({ principal }) => ({ extensions: await extensionsOf(s).list(principal.userId) }))
       .post(
         "/api/extensions/:name/key",
-        async ({ params, request, principal }) => {
+        async ({ params, body, principal }) => {
           // an API key is the instance's: only an owner or admin sets it
           requireAdmin(principal);
-          const body = await readJsonObject(request);
-          if (!Value.Check(KeyBody, body)) throw new InvalidRequest("`key` is required: the extension's API key.");
           await extensionsOf(s).setApiKey(params.name, body.key);
           return { name: params.name, authorized: true };
         },
-        { parse: "none" },
+        { parse: authedJson(s), body: KeyBody },
       )
       .post("/api/extensions/:name/connect", async ({ params, request, principal }) => {
         const redirectUri = `${new URL(request.url).origin}/oauth/callback`;

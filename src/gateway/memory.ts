@@ -1,13 +1,14 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { requireAuth } from "../http/auth";
-import { readJsonObject } from "../http/body";
+import { authedJson, requireAuth } from "../http/auth";
 import type { Services } from "../services";
 import { InvalidRequest, NotFound } from "../errors";
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, type MemoryEntry } from "../memory/service";
 
-export const WriteBody = Type.Object({ path: Type.String(), content: Type.String() });
+export const WriteBody = Type.Object({
+  path: Type.String({ error: "is required and must be a string.", code: "invalid_path" }),
+  content: Type.String({ error: "is required and must be a string.", code: "invalid_content" }),
+}, { additionalProperties: true });
 export type WriteBody = Static<typeof WriteBody>;
 
 /** The workspace memory endpoints: search, tree, read, write and delete of the caller's own documents. */
@@ -37,15 +38,8 @@ export function memoryRoutes(s: Services) {
     })
     .post(
       "/api/memory/write",
-      async ({ request, principal }) => {
-        const body = await readJsonObject(request);
-        if (!Value.Check(WriteBody, body)) {
-          const field = typeof body.path !== "string" ? "path" : "content";
-          throw new InvalidRequest(`\`${field}\` is required and must be a string.`, `invalid_${field}`);
-        }
-        return entry(await s.memory.write(principal.userId, body.path, body.content));
-      },
-      { parse: "none" },
+      async ({ body, principal }) => entry(await s.memory.write(principal.userId, body.path, body.content)),
+      { parse: authedJson(s), body: WriteBody },
     );
 }
 

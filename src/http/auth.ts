@@ -19,11 +19,15 @@ async function authenticate(s: Services, request: Request): Promise<Principal> {
 export const requireAuth = (s: Services) =>
   new Elysia({ name: "auth" }).derive({ as: "scoped" }, async ({ request }) => ({ principal: await authenticate(s, request) }));
 
-/** A route's JSON body parser that checks the token first, since parsing comes before everything else. */
+/**
+ * A route's JSON body parser that checks the token first (and what else `allowed` asks of the
+ * caller, such as admin rights), since parsing and validation come before everything else.
+ */
 export const authedJson =
-  (s: Services) =>
+  (s: Services, allowed?: (p: Principal) => void) =>
   async ({ request }: { request: Request }): Promise<unknown> => {
-    await authenticate(s, request);
+    const principal = await authenticate(s, request);
+    allowed?.(principal);
     return readJson(request);
   };
 

@@ -1,5 +1,13 @@
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
+import { InvalidRequest } from "../errors";
+
+/** The 400 a request body that fails its route's schema gets: the sentence below, and the failing field's `code` option if it has one. */
+export function invalidBody(schema: TSchema, value: unknown): InvalidRequest {
+  const found = firstError(schema, value, "");
+  const code = found?.error.schema.code;
+  return new InvalidRequest(describeInvalid(schema, value), typeof code === "string" ? code : null);
+}
 
 /**
  * The sentence a request body that fails its route's TypeBox schema gets in the 400 envelope:
@@ -16,6 +24,7 @@ export function describeInvalid(schema: TSchema, value: unknown): string {
   const { path, error } = found;
   const name = path ? `\`${fieldName(path)}\`` : "The request body";
   if (error.type === ValueErrorType.ObjectRequiredProperty) return `${name} is required.`;
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return `${name} is not a field of this request.`;
   if (found.unsupportedType !== undefined) {
     return `\`${fieldName(path)}.type\` ${JSON.stringify(found.unsupportedType)} is not supported${error.schema.error ? `; ${name} ${error.schema.error}` : "."}`;
   }

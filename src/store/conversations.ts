@@ -217,7 +217,8 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
   ]);
 }
 
-export interface ThreadSummary {
+/** A thread as a user's list shows it (the chat endpoints turn it into their wire shape). */
+export interface ThreadListing {
   id: string;
   title: string | null;
   createdAt: number;
@@ -227,7 +228,7 @@ export interface ThreadSummary {
 }
 
 /** A user's threads, most recently active first, with the gate each waits on. */
-export async function listThreads(db: Db, userId: string, limit = 200): Promise<ThreadSummary[]> {
+export async function listThreads(db: Db, userId: string, limit = 200): Promise<ThreadListing[]> {
   const rows = await db
     .select({ id: threads.id, title: threads.title, channel: threads.channel, createdAt: threads.createdAt, updatedAt: threads.updatedAt, waiting: gates.kind })
     .from(threads)

@@ -1,27 +1,24 @@
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { Type, type Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { InvalidRequest } from "../../errors";
-import { requireAdmin, requireAuth } from "../../http/auth";
-import { readJsonObject } from "../../http/body";
+import { authedJson, requireAdmin, requireAuth } from "../../http/auth";
 import type { Services } from "../../services";
 
-const RoleSchema = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]);
+const RoleSchema = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")], { error: "must be owner, admin or member." });
 
 export const CreateUserRequest = Type.Object({
   role: RoleSchema,
-  email: Type.Optional(Type.String({ maxLength: 320 })),
-  display_name: Type.Optional(Type.String({ maxLength: 200 })),
-});
+  email: Type.Optional(Type.String({ maxLength: 320, error: "must be a string of at most 320 characters." })),
+  display_name: Type.Optional(Type.String({ maxLength: 200, error: "must be a string of at most 200 characters." })),
+}, { additionalProperties: true });
 export type CreateUserRequest = Static<typeof CreateUserRequest>;
 
 export const UpdateUserRequest = Type.Object(
   {
     role: Type.Optional(RoleSchema),
-    status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("suspended")])),
-    display_name: Type.Optional(Type.String({ maxLength: 200 })),
+    status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("suspended")], { error: "must be active or suspended." })),
+    display_name: Type.Optional(Type.String({ maxLength: 200, error: "must be a string of at most 200 characters." })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, error: "names nothing to change: give role, status or display_name." },
 );
 export type UpdateUserRequest = Static<typeof UpdateUserRequest>;
 
@@ -33,33 +30,14 @@ export function adminRoutes(s: Services) {
     .use(requireAuth(s))
     .onBeforeHandle(({ principal }) => requireAdmin(principal))
     .get(USERS, async () => ({ users: await s.users.list() }))
-    .post(USERS, async ({ request, principal }) => s.users.create(principal, checked(CreateUserRequest, await readJsonObject(request))), {
-      parse: "none",
+    .post(USERS, async ({ body, principal }) => s.users.create(principal, body), { parse: authedJson(s, requireAdmin), body: CreateUserRequest })
+    .patch(`${USERS}/:user_id`, async ({ body, principal, params }) => s.users.update(principal, params.user_id, body), {
+      parse: authedJson(s, requireAdmin),
+      body: UpdateUserRequest,
     })
-    .patch(
-      `${USERS}/:user_id`,
-      async ({ request, principal, params }) => s.users.update(principal, params.user_id, checked(UpdateUserRequest, await readJsonObject(request))),
-      { parse: "none" },
-    )
     .post(`${USERS}/:user_id/token`, ({ principal, params }) => s.users.rotateToken(principal, params.user_id))
     .delete(`${USERS}/:user_id`, async ({ principal, params }) => {
       await s.users.delete(principal, params.user_id);
       return new Response(null, { status: 204 });
     });
-}
-
-/** The body, or a 400 naming the field that is wrong. */
-function checked<T extends TSchema>(schema: T, body: Record<string, unknown>): Static<T> {
-  if (Value.Check(schema, body)) return body as Static<T>;
-  const e = Value.Errors(schema, body).First()!;
-  const field = e.path.split("/")[1];
-  if (!field) {
-    if (!Object.keys(body).length) throw new InvalidRequest("The body names nothing to change: give role, status or display_name.");
-    const extra = Object.keys(body).find((k) => !(k in (schema as unknown as { properties: object }).properties));
-    throw new InvalidRequest(`\`${extra ?? "body"}\` is not a field of this request.`);
-  }
-  if (field === "role") throw new InvalidRequest("`role` must be owner, admin or member.");
-  if (field === "status") throw new InvalidRequest("`status` must be active or suspended.");
-  if (!(field in (schema as unknown as { properties: object }).properties)) throw new InvalidRequest(`\`${field}\` is not a field of this request.`);
-  throw new InvalidRequest(`\`${field}\` is malformed: ${e.message.toLowerCase()}.`);
 }

@@ -1,4 +1,4 @@
-import type { AgentEvent } from "../../agent/loop";
+import type { AgentEvent } from "../../agent/events";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
 import type { ExternalTool } from "../../conversation/items";
 import { buildResponse, type ResponseObject } from "./objects";

@@ -1,21 +1,26 @@
-import type { AgentEvent } from "../../agent/loop";
+import type { AgentEvent } from "../../agent/events";
 import { sseResponse } from "../../http/sse";
-import { functionCallItem, messageItem, outputText, type OutputItem, type ResponseObject } from "./objects";
+import { Type, type Static } from "@sinclair/typebox";
+import { functionCallItem, messageItem, OutputItem, OutputText, outputText, ResponseObject } from "./objects";
 
 
-type TextPart = ReturnType<typeof outputText>;
+const Located = { item_id: Type.String(), output_index: Type.Integer(), content_index: Type.Integer() };
+const Logprobs = Type.Array(Type.Unknown());
+const lit = <T extends string>(t: T) => Type.Literal(t);
 
 /** One SSE frame payload of the Responses streaming format (the `type` is also the SSE event). */
-export type StreamEvent =
-  | { type: "response.created" | "response.in_progress" | "response.completed" | "response.failed"; response: ResponseObject }
-  | { type: "response.output_item.added" | "response.output_item.done"; output_index: number; item: OutputItem }
-  | { type: "response.content_part.added" | "response.content_part.done"; item_id: string; output_index: number; content_index: number; part: TextPart }
-  | { type: "response.output_text.delta"; item_id: string; output_index: number; content_index: number; delta: string; logprobs: unknown[] }
-  | { type: "response.output_text.done"; item_id: string; output_index: number; content_index: number; text: string; logprobs: unknown[] }
-  | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
-  | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string }
+export const StreamEvent = Type.Union([
+  Type.Object({ type: Type.Union([lit("response.created"), lit("response.in_progress"), lit("response.completed"), lit("response.failed")]), response: ResponseObject }),
+  Type.Object({ type: Type.Union([lit("response.output_item.added"), lit("response.output_item.done")]), output_index: Type.Integer(), item: OutputItem }),
+  Type.Object({ type: Type.Union([lit("response.content_part.added"), lit("response.content_part.done")]), ...Located, part: OutputText }),
+  Type.Object({ type: lit("response.output_text.delta"), ...Located, delta: Type.String(), logprobs: Logprobs }),
+  Type.Object({ type: lit("response.output_text.done"), ...Located, text: Type.String(), logprobs: Logprobs }),
+  Type.Object({ type: lit("response.function_call_arguments.delta"), item_id: Type.String(), output_index: Type.Integer(), delta: Type.String() }),
+  Type.Object({ type: lit("response.function_call_arguments.done"), item_id: Type.String(), output_index: Type.Integer(), name: Type.String(), arguments: Type.String() }),
   /** A failure that is not the turn's (the store is down): the stream ends after it. */
-  | { type: "error"; code: null; message: string; param: null };
+  Type.Object({ type: lit("error"), code: Type.Null(), message: Type.String(), param: Type.Null() }),
+]);
+export type StreamEvent = Static<typeof StreamEvent>;
 
 export type SequencedEvent = StreamEvent & { sequence_number: number };
 

@@ -1,6 +1,6 @@
 // Server-Sent Events of POST /api/v1/responses with stream: true.
 import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from "bun:test";
-import type { AgentEvent } from "../../../src/agent/loop";
+import type { AgentEvent } from "../../../src/agent/events";
 import type { TurnResult } from "../../../src/agent/turn-types";
 import { buildResponse } from "../../../src/api/responses/objects";
 import { Run } from "../../../src/api/responses/runs";
