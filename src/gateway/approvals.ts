@@ -9,11 +9,9 @@ import type { Services } from "../api/services";
 import { InvalidRequest, NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 import { iso } from "./chat";
+import { Decision } from "./chat-wire";
 
-
-export const DecisionBody = Type.Object({
-  decision: Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]),
-});
+export const DecisionBody = Type.Object({ decision: Decision });
 
 /**
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls
