@@ -97,11 +97,14 @@ export class ChatModel {
     this.#updateTurn(threadId, key, (turn) => ({ ...turn, running: false, items: [...turn.items, notice] }));
   }
 
-  /** Stop was asked for: the running turn's response id to cancel, or null to cancel once the send is accepted. */
+  /**
+   * Stop was asked for the thread's running turn: its response id to cancel now, or null when
+   * not known yet (`accepted` gives back the turn with `stopRequested` set: cancel it then).
+   */
   requestStop(threadId: string | null): string | null {
     const turn = this.running(threadId);
     if (!turn) return null;
-    if (!turn.responseId) this.#updateTurn(threadId, turn.key, (t) => ({ ...t, stopRequested: true }));
+    this.#updateTurn(threadId, turn.key, (t) => ({ ...t, stopRequested: true }));
     return turn.responseId;
   }
 
