@@ -76,6 +76,9 @@ export const withHistory = (t: ThreadView, threadId: string, h: History): Thread
 
 /** One event of the thread, put in the live turn of its response. */
 export function applyEvent(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
+  // a prompt shown already (from the history, or by another turn) is not asked again
+  const prompt = e.type === "approval.required" ? "approval" : e.type === "auth.required" ? "connect" : undefined;
+  if (prompt && itemsOf(t).some((i) => i.kind === prompt && i.callId === (e as { call_id: string }).call_id)) return t;
   const at = t.live.findIndex((turn) => turn.responseId === e.response_id);
   const turn = at >= 0 ? t.live[at]! : liveTurn(e.response_id, e.response_id);
   const next = turnEvent(turn, e, words);
@@ -158,10 +161,11 @@ export function withoutItems(t: ThreadView, drop: (item: ViewItem) => boolean): 
   };
 }
 
-/** The turns still running, with what is still to be answered: the open prompts. */
+/** Only what is still to be answered (the open prompts) and the turns still running. */
 export function cleared(t: ThreadView): ThreadView {
   const open = (i: ViewItem) => (i.kind === "approval" && !i.decided) || i.kind === "connect";
-  return withoutItems({ history: t.history, live: t.live.filter((turn) => turn.running) }, (i) => !open(i));
+  const kept = withoutItems(t, (i) => !open(i));
+  return { history: kept.history, live: kept.live.filter((turn) => turn.running || turn.items.length) };
 }
 
 /** The approval prompt still waiting for a decision, if any. */

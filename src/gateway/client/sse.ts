@@ -29,9 +29,11 @@ export interface FollowOptions {
   signal: AbortSignal;
   /** The pauses before the attempts after a break, the last one repeated. */
   retryMs?: readonly number[];
+  /** How long the stream may stay silent before it is taken for dead and opened again. */
+  idleMs?: number;
 }
 
-/** How long the event stream may stay silent (the server sends a keepalive every 15 s). */
+/** The server sends a keepalive every 15 s. */
 const STREAM_IDLE_MS = 45_000;
 const RETRY_MS = [250, 500, 1_000, 2_000, 4_000];
 
@@ -42,18 +44,18 @@ const RETRY_MS = [250, 500, 1_000, 2_000, 4_000];
  */
 export async function followEvents(open: (signal: AbortSignal) => Promise<Response>, opts: FollowOptions): Promise<void> {
   const { signal } = opts;
-  const retryMs = opts.retryMs ?? RETRY_MS;
+  const { retryMs = RETRY_MS, idleMs = STREAM_IDLE_MS } = opts;
   let attempt = 0;
   let state: StreamState = "connecting";
+  opts.onState(state);
   while (!signal.aborted) {
-    opts.onState(state);
     const ctrl = new AbortController();
     const abort = () => ctrl.abort();
     signal.addEventListener("abort", abort, { once: true });
     let idle: ReturnType<typeof setTimeout> | undefined;
     const touch = () => {
       clearTimeout(idle);
-      idle = setTimeout(abort, STREAM_IDLE_MS);
+      idle = setTimeout(abort, idleMs);
     };
     let detail = "";
     try {
