@@ -25,7 +25,7 @@ export interface LiveTurn {
   responseId: string | null;
   items: ViewItem[];
   running: boolean;
-  /** Stop was asked for before the response id was known. */
+  /** Stop was asked for (the response is cancelled once its id is known). */
   stopRequested: boolean;
 }
 
@@ -78,7 +78,7 @@ export const withHistory = (t: ThreadView, threadId: string, h: History): Thread
 export function applyEvent(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
   // a prompt shown already (from the history, or by another turn) is not asked again
   const prompt = e.type === "approval.required" ? "approval" : e.type === "auth.required" ? "connect" : undefined;
-  if (prompt && itemsOf(t).some((i) => i.kind === prompt && i.callId === (e as { call_id: string }).call_id)) return t;
+  if (prompt && "call_id" in e && itemsOf(t).some((i) => i.kind === prompt && "callId" in i && i.callId === e.call_id)) return t;
   const at = t.live.findIndex((turn) => turn.responseId === e.response_id);
   const turn = at >= 0 ? t.live[at]! : liveTurn(e.response_id, e.response_id);
   const next = turnEvent(turn, e, words);
@@ -115,9 +115,9 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
       return { ...turn, items: upsert(items, "tool", isCall, (c) => ({ ...c, ...done }), unseen) };
     }
     case "approval.required":
-      return { ...turn, items: upsert(items, "approval", isCall, (a) => a, () => approvalItem(e.thread_id, e.call_id, e.tool, e.arguments)) };
+      return { ...turn, items: [...items, approvalItem(e.thread_id, e.call_id, e.tool, e.arguments)] };
     case "auth.required":
-      return { ...turn, items: upsert(items, "connect", isCall, (c) => c, () => connectItem(e.call_id, e.tool, e.extension, e.connect_url)) };
+      return { ...turn, items: [...items, connectItem(e.call_id, e.tool, e.extension, e.connect_url)] };
     case "thread.compacted":
       return turn; // the history, read again once the turn is stored, places the mark
     case "turn.completed": {
