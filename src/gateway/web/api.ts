@@ -2,8 +2,6 @@ import { ChatClient } from "../client/http";
 import { storedToken } from "./session";
 import type { MemoryDocument, MemoryFile, MemoryHit } from "./wire";
 
-export { ApiError } from "../client/http";
-
 let unauthorized: () => void = () => {};
 
 /** What to do when the service no longer accepts the token (sign out, say why). */

@@ -1,6 +1,7 @@
-import { api, ApiError } from "./api";
 import type { ChatModel } from "../client/chat-model";
 import type { ViewItem } from "../client/conversation";
+import { ApiError } from "../client/http";
+import { api } from "./api";
 import { itemView, type ItemView } from "./chat-items";
 import { ago, fill, h } from "./dom";
 import type { ChatEvent, Decision, ThreadSummary } from "./wire";

@@ -1,6 +1,7 @@
 import { ChatModel } from "../client/chat-model";
+import { ApiError } from "../client/http";
 import type { StreamState } from "../client/sse";
-import { api, ApiError, checkToken, onUnauthorized } from "./api";
+import { api, checkToken, onUnauthorized } from "./api";
 import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
