@@ -38,6 +38,13 @@ export class NotFound extends ServiceError {
   }
 }
 
+/** A thread (or the response that names it) that is unknown, or someone else's: nothing about it is revealed. */
+export class ThreadNotFound extends NotFound {
+  constructor(readonly threadId: string) {
+    super(`No thread found with id ${threadId}.`);
+  }
+}
+
 export class RateLimited extends ServiceError {
   constructor(readonly retryAfterS: number) {
     super(`Rate limit reached; retry in ${retryAfterS} s`, 429, "rate_limit_error");
@@ -47,6 +54,17 @@ export class RateLimited extends ServiceError {
 export class Unavailable extends ServiceError {
   constructor(message: string) {
     super(message, 503, "server_error");
+  }
+}
+
+/**
+ * The language model failed a request the service made for the caller (the raw proxy,
+ * `/compact`): 502 (an upstream 4xx keeps its status: the request was at fault), 503 when no
+ * model is configured. The message is short and never the upstream's page.
+ */
+export class UpstreamFailure extends ServiceError {
+  static fromTurn(e: TurnError): UpstreamFailure {
+    return new UpstreamFailure(e.message, e.code === "llm_not_configured" ? 503 : 502, "server_error", e.code);
   }
 }
 

@@ -2,15 +2,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { Agent } from "./agent/turns";
 import { memoryIdentity } from "./memory/identity";
 import { MemoryService } from "./memory/service";
-import { createApp } from "./api/app";
-import { TURN_TIMEOUT_MS } from "./api/responses/routes";
-import type { Services } from "./api/services";
+import { createApp } from "./app";
+import type { Services } from "./services";
 import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { databaseUrl, ensureHome, loadConfig, type Env, type Paths } from "./config/load";
-import type { Config, ConfigLayer } from "./config/schema";
+import { RESPONSES_TURN_TIMEOUT_MS, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError } from "./errors";
 import { openAiLlm } from "./llm/openai";
 import type { Llm } from "./llm/types";
@@ -23,7 +22,6 @@ import { approvalPolicies } from "./agent/policy";
 import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
-import { ChatEventHub } from "./gateway/events";
 import { startWebhookChannel } from "./channels/webhook/listener";
 import { VERSION } from "./version";
 import { createLogger, isLogger, sinkLogger, type Logger } from "./log";
@@ -142,10 +140,9 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     version: VERSION,
     startedAt: Date.now(),
     channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
-    turnTimeoutMs: opts.turnTimeoutMs ?? TURN_TIMEOUT_MS[config.responses.revision],
+    turnTimeoutMs: opts.turnTimeoutMs ?? RESPONSES_TURN_TIMEOUT_MS[config.responses.revision],
     backgroundTurnTimeoutMs: config.agent.turnTimeoutS * 1000,
     log,
-    events: new ChatEventHub(),
     mcp,
     extensions,
   };

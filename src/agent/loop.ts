@@ -1,13 +1,12 @@
 import type { ApprovalPolicy } from "../config/schema";
 import { TurnError } from "../errors";
-import type { CompactionItem } from "../context/compaction";
 import type { ThreadContext } from "../context/thread-context";
 import type { Llm, LlmOptions } from "../llm/types";
 import type { Safety } from "../safety/safety";
 import type { ToolRegistry } from "../tools/registry";
-import type { ExternalTool, ToolContext } from "../tools/tool";
-import { callId, itemId } from "./ids";
-import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "./items";
+import type { ToolContext } from "../tools/tool";
+import { callId, itemId } from "../conversation/ids";
+import type { CompactionItem, ConversationItem, ExternalTool, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "../conversation/items";
 
 /** What the loop reports as it runs; every channel renders these same events. */
 export type AgentEvent =

@@ -1,11 +1,4 @@
-/** A named document that shapes the agent (AGENTS.md, SOUL.md, USER.md, IDENTITY.md). */
-export interface IdentityDocument {
-  path: string;
-  content: string;
-}
-
-/** Where identity documents come from; workspace memory provides them. */
-export type IdentitySource = (userId: string) => Promise<IdentityDocument[]>;
+import type { IdentityDocument } from "../memory/identity";
 
 const BASE = `You are a helpful assistant running inside a self-hosted agent service.
 Answer clearly and concisely. Use the tools you are given when they help; never invent tool results.

@@ -1,15 +1,15 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { conversationId, itemId, newUuid, threadOfConversation } from "../agent/ids";
-import type { ConversationItem } from "../agent/items";
+import { conversationId, itemId, newUuid, threadOfConversation } from "../conversation/ids";
+import type { ConversationItem } from "../conversation/items";
 import type { Principal } from "../auth/principal";
 import { InvalidRequest, NotFound } from "../errors";
-import { appendItems, deleteThread, findItem, getGate, getThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
-import { authedJson, requireAuth } from "./auth";
+import { appendItems, findItem, getGate, getThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
+import { authedJson, requireAuth } from "../http/auth";
 import { itemList, itemResource } from "./responses/objects";
 import { InputItemSchema, inputItems, MetadataField, type InputItemBody } from "./responses/request";
 import { ListQuery } from "./responses/routes";
-import type { Services } from "./services";
+import type { Services } from "../services";
 
 const MAX_ITEMS = 20;
 const Items = Type.Array(InputItemSchema, { maxItems: MAX_ITEMS, error: `must be an array of at most ${MAX_ITEMS} input items.` });
@@ -18,18 +18,6 @@ const UpdateConversation = Type.Object({ metadata: Type.Union([MetadataField.any
 const AddItems = Type.Object({ items: Type.Array(InputItemSchema, { minItems: 1, maxItems: MAX_ITEMS, error: `must be an array of 1 to ${MAX_ITEMS} input items.` }) }, { additionalProperties: true });
 
 const conversation = (thread: ThreadRow) => ({ id: conversationId(thread.id), object: "conversation" as const, created_at: thread.createdAt, metadata: thread.metadata ?? {} });
-
-/**
- * Deletes a user's thread and all it holds, whichever API names it (a conversation, or a chat
- * thread of the web UI): its running turns are cancelled first, then it goes under its lock.
- */
-export async function deleteUserThread(s: Services, userId: string, threadId: string): Promise<boolean> {
-  const thread = await getThread(s.db, threadId);
-  if (!thread || thread.userId !== userId) return false;
-  await s.agent.cancelThread(threadId, userId);
-  await s.agent.withThread(threadId, () => deleteThread(s.db, threadId));
-  return true;
-}
 
 /**
  * The Conversations API: a conversation is a thread (`conv_` + its UUID's hex), so the threads
@@ -82,7 +70,7 @@ export function conversationRoutes(s: Services, prefix: string) {
       { ...json, body: UpdateConversation },
     )
     .delete("/conversations/:id", async ({ params, principal }) => {
-      await deleteUserThread(s, principal.userId, (await threadOf(params.id, principal)).id);
+      await s.agent.deleteThread(principal.userId, (await threadOf(params.id, principal)).id);
       return { id: params.id, object: "conversation.deleted", deleted: true };
     })
     .get(

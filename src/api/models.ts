@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { requireAuth } from "./auth";
-import type { Services } from "./services";
+import { requireAuth } from "../http/auth";
+import type { Services } from "../services";
 
 /**
  * GET /models: the model names a caller may send. Revision A takes only `default`; revision B

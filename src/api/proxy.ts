@@ -1,9 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { TurnError } from "../errors";
-import { authedJson, requireAuth } from "./auth";
-import { envelope } from "./envelope";
-import type { Services } from "./services";
+import { TurnError, UpstreamFailure } from "../errors";
+import { authedJson, requireAuth } from "../http/auth";
+import type { Services } from "../services";
 
 const ChatCompletionBody = Type.Object(
   {
@@ -28,14 +27,12 @@ export function proxyRoutes(s: Services, prefix: string) {
       async ({ body, request }) => {
         try {
           const upstream = await s.llm.proxyChatCompletions(body, request.signal);
-          if (!upstream.ok) return upstreamError(upstream);
+          if (!upstream.ok) throw await upstreamError(upstream);
           const headers = new Headers({ "content-type": upstream.headers.get("content-type") ?? "application/json" });
           if ((body as { stream?: unknown }).stream === true) headers.set("cache-control", "no-cache");
           return new Response(upstream.body, { status: upstream.status, headers });
         } catch (e) {
-          const message = e instanceof TurnError ? e.message : `The language model failed: ${(e as Error).message}`;
-          const code = e instanceof TurnError ? e.code : "llm_error";
-          return envelope(code === "llm_not_configured" ? 503 : 502, message, "server_error", code);
+          throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }
       },
       { parse: authedJson(s), body: ChatCompletionBody },
@@ -47,7 +44,7 @@ export function proxyRoutes(s: Services, prefix: string) {
  * provider's own when it gave one, never its HTML page. Its 4xx status is kept (the request
  * was at fault); a 5xx becomes 502.
  */
-async function upstreamError(upstream: Response): Promise<Response> {
+async function upstreamError(upstream: Response): Promise<UpstreamFailure> {
   const text = await upstream.text().catch(() => "");
   let detail: string | undefined;
   try {
@@ -60,5 +57,5 @@ async function upstreamError(upstream: Response): Promise<Response> {
   detail = detail?.replace(/\s+/g, " ").trim().slice(0, 300);
   const status = upstream.status >= 500 ? 502 : upstream.status;
   const message = `The language model endpoint answered HTTP ${upstream.status}${detail ? `: ${detail}` : "."}`;
-  return envelope(status, message, TYPES[upstream.status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), "upstream_error");
+  return new UpstreamFailure(message, status, TYPES[upstream.status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), "upstream_error");
 }

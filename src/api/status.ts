@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { requireAuth } from "./auth";
-import type { Services } from "./services";
+import { requireAuth } from "../http/auth";
+import type { Services } from "../services";
 
 export function statusRoutes(s: Services) {
   return new Elysia({ name: "status" })

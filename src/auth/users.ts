@@ -2,7 +2,7 @@
 // `service users` (which runs them against the database when no service is running).
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { newUuid } from "../agent/ids";
+import { newUuid } from "../conversation/ids";
 import { Forbidden, InvalidRequest, NotFound } from "../errors";
 import { vectorDims } from "../store/memory";
 import type { Db } from "../store/db";

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { isUuid } from "../agent/ids";
+import { isUuid } from "../conversation/ids";
 import { loadConfig, servicePaths, type Env } from "../config/load";
 import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
 import { connectHost } from "./instance";

@@ -198,3 +198,6 @@ export const DEFAULTS: Config = {
 /** A partial config, as found in config.json, the environment or flags. */
 export type ConfigLayer = { [K in keyof Config]?: DeepPartial<Config[K]> };
 type DeepPartial<T> = T extends unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+/** The spec's timeout of a non-streaming Responses turn, per revision. */
+export const RESPONSES_TURN_TIMEOUT_MS = { A: 120_000, B: 30_000 } as const;

@@ -1,4 +1,4 @@
-import type { ConversationItem } from "../agent/items";
+import type { ConversationItem } from "../conversation/items";
 import type { ChatMessage, ToolSpec } from "../llm/types";
 
 /**

@@ -1,5 +1,5 @@
-import { toChatMessages } from "../agent/history";
-import type { ConversationItem } from "../agent/items";
+import { toChatMessages } from "../conversation/history";
+import type { ConversationItem } from "../conversation/items";
 import type { ApprovalPolicy } from "../config/schema";
 import type { ChatMessage, Llm, ToolSpec } from "../llm/types";
 import type { ContextBudget } from "./budget";

@@ -1,4 +1,4 @@
-import type { ConversationItem } from "../agent/items";
+import type { ConversationItem } from "../conversation/items";
 import { charsForTokens } from "./estimate";
 
 /** An item as it would go into a request, with its estimated tokens. */

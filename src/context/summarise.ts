@@ -1,4 +1,4 @@
-import type { ConversationItem } from "../agent/items";
+import type { ConversationItem } from "../conversation/items";
 import type { ChatMessage, Llm } from "../llm/types";
 import type { ContextBudget } from "./budget";
 import { rawMessageTokens, rawTextTokens, type Calibration } from "./estimate";

@@ -1,12 +1,12 @@
-import { toChatMessages } from "../agent/history";
-import { itemId } from "../agent/ids";
-import type { ConversationItem } from "../agent/items";
+import { toChatMessages } from "../conversation/history";
+import { itemId } from "../conversation/ids";
+import type { ConversationItem } from "../conversation/items";
 import type { ApprovalPolicy } from "../config/schema";
 import { InvalidRequest, TurnError } from "../errors";
 import type { ChatMessage, Llm, ToolSpec } from "../llm/types";
 import type { Placed } from "../store/compactions";
 import { contextBudget, type ContextBudget, type ContextSettings } from "./budget";
-import type { CompactionItem } from "./compaction";
+import type { CompactionItem } from "../conversation/items";
 import { rawItemTokens, rawMessageTokens, rawToolTokens, type Calibrations } from "./estimate";
 import { memoryFlush, redactMessage, type NoteStore } from "./flush";
 import { isContextOverflow, reportedPromptTokens } from "./overflow";

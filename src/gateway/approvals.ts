@@ -1,11 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { isUuid } from "../agent/ids";
-import { answerText } from "../agent/turns";
-import { requireAuth, takeTurnBudget } from "../api/auth";
-import { readJsonObject } from "../api/body";
-import type { Services } from "../api/services";
+import { isUuid } from "../conversation/ids";
+import { answerText } from "../agent/turn-types";
+import { requireAuth, takeTurnBudget } from "../http/auth";
+import { readJsonObject } from "../http/body";
+import type { Services } from "../services";
+import type { ChatEventHub } from "./events";
 import { InvalidRequest, NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 import { iso } from "./chat";
@@ -17,7 +18,7 @@ export const DecisionBody = Type.Object({ decision: Decision });
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls
  * waiting for this user's decision, and the decision, which runs the paused turn on.
  */
-export function approvalRoutes(s: Services) {
+export function approvalRoutes(s: Services, events: ChatEventHub) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
     .get("/api/chat/approvals", async ({ principal }) => ({
@@ -37,7 +38,8 @@ export function approvalRoutes(s: Services) {
         if (!Value.Check(DecisionBody, body)) throw new InvalidRequest("`decision` is required and must be approve, deny or always.");
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
-        const turn = await s.agent.begin({
+        // someone else's thread reads as no thread at all (ThreadNotFound: 404)
+        const r = await events.run(s.agent, {
           channel: "chat",
           userId: principal.userId,
           threadId,
@@ -48,9 +50,6 @@ export function approvalRoutes(s: Services) {
           timeoutMs: s.turnTimeoutMs,
           surfacesGates: true,
         });
-        // someone else's thread reads as no thread at all
-        if (turn.notFound) throw new NotFound(`No thread found with id ${threadId}.`);
-        const r = await s.events.runPublished(principal.userId, turn);
         const next = r.status === "completed" ? await getGate(s.db, r.threadId) : undefined;
         return {
           thread_id: r.threadId,
@@ -61,7 +60,7 @@ export function approvalRoutes(s: Services) {
           // the continued turn may stop at the next call that needs approval
           pending_approval:
             next?.kind === "approval"
-              ? { call_id: next.callId, tool: String(next.details?.tool ?? ""), arguments: String(next.details?.arguments ?? "") }
+              ? { call_id: next.callId, tool: next.details.tool, arguments: next.details.arguments }
               : null,
         };
       },

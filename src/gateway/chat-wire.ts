@@ -44,7 +44,8 @@ export const ChatEvent = Type.Union([
     type: Type.Literal("turn.completed"),
     ...Ids,
     status: Type.Union([Type.Literal("completed"), Type.Literal("failed")]),
-    error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+    /** `code` is a turn error code (`cancelled`, `llm_error`, ...), or null when the service itself failed. */
+    error: Nullable(Type.Object({ code: Nullable(Type.String()), message: Type.String() })),
     waiting: Nullable(Type.Union([Type.Literal("approval"), Type.Literal("oauth")])),
   }),
 ]);

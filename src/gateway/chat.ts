@@ -1,34 +1,31 @@
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import type { ConversationItem } from "../agent/items";
-import { isUuid } from "../agent/ids";
-import { answerText, type Turn } from "../agent/turns";
+import type { ConversationItem } from "../conversation/items";
+import { isUuid } from "../conversation/ids";
+import { answerText } from "../agent/turn-types";
 import type { Principal } from "../auth/principal";
-import { requireAuth, takeTurnBudget } from "../api/auth";
-import { readJsonObject } from "../api/body";
-import { deleteUserThread } from "../api/conversations";
-import type { Services } from "../api/services";
-import { InvalidRequest, NotFound, TurnError } from "../errors";
-import { envelope } from "../api/envelope";
-import type { CompactionItem } from "../context/compaction";
+import { requireAuth, takeTurnBudget } from "../http/auth";
+import { readJsonObject } from "../http/body";
+import { sseResponse } from "../http/sse";
+import type { Services } from "../services";
+import { InvalidRequest, NotFound, TurnError, UpstreamFailure } from "../errors";
+import type { CompactionItem } from "../conversation/items";
 import { unwrapToolOutput } from "../safety/injection";
 import { loadTimeline, type Placed } from "../store/compactions";
 import { getGate, getThread, listThreads } from "../store/conversations";
 import type { Compacted, History, HistoryItem, ThreadSummary } from "./chat-wire";
 import { compactionMark, type ChatEventHub } from "./events";
 
-export const KEEPALIVE_MS = 15_000;
-
 const ChatBody = Type.Object({ message: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
 const SendBody = Type.Object({ content: Type.String({ minLength: 1 }), thread_id: Type.Optional(Type.String()) });
 
 /** The local chat endpoints the web UI and the terminal UI are built on. */
-export function chatRoutes(s: Services) {
-  const begin = async (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number): Promise<Turn> => {
+export function chatRoutes(s: Services, events: ChatEventHub) {
+  const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number) => {
     if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
-    const turn = await s.agent.begin({
+    return events.start(s.agent, {
       channel: "chat",
       userId: p.userId,
       threadId,
@@ -38,8 +35,6 @@ export function chatRoutes(s: Services) {
       timeoutMs,
       surfacesGates: true,
     });
-    if (turn.notFound) throw new NotFound(`No thread found with id ${threadId}.`);
-    return turn;
   };
 
   return new Elysia({ name: "chat" })
@@ -48,8 +43,7 @@ export function chatRoutes(s: Services) {
       "/api/chat",
       async ({ request, principal }) => {
         const body = checked(ChatBody, await readJsonObject(request));
-        const turn = await begin(principal, body.message, body.thread_id, s.turnTimeoutMs);
-        const r = await s.events.runPublished(principal.userId, turn);
+        const r = await (await start(principal, body.message, body.thread_id, s.turnTimeoutMs)).result;
         return { thread_id: r.threadId, response_id: r.id, response: answerText(r), status: r.status, error: r.error };
       },
       { parse: "none" },
@@ -58,8 +52,8 @@ export function chatRoutes(s: Services) {
       "/api/chat/send",
       async ({ request, principal }) => {
         const body = checked(SendBody, await readJsonObject(request));
-        const turn = await begin(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
-        void s.events.runPublished(principal.userId, turn).catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
+        const { turn, result } = await start(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
+        void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
           { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
           { status: 202 },
@@ -67,7 +61,7 @@ export function chatRoutes(s: Services) {
       },
       { parse: "none" },
     )
-    .get("/api/chat/events", ({ principal, request }) => eventStream(s.events, principal.userId, request.signal))
+    .get("/api/chat/events", ({ principal, request }) => eventStream(events, principal.userId, request.signal))
     .get("/api/chat/threads", async ({ principal }): Promise<{ threads: ThreadSummary[] }> => ({
       threads: (await listThreads(s.db, principal.userId)).map((t) => ({
         id: t.id,
@@ -89,9 +83,8 @@ export function chatRoutes(s: Services) {
           const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };
           return reply;
         } catch (e) {
-          if (!(e instanceof TurnError)) throw e;
           // the model failed (reported as the proxy reports it): nothing was stored
-          return envelope(e.code === "llm_not_configured" ? 503 : 502, e.message, "server_error", e.code);
+          throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }
       },
       { parse: "none" },
@@ -99,7 +92,7 @@ export function chatRoutes(s: Services) {
     // the thread with its responses (404 after), gates and items: the same as deleting its conversation
     .delete("/api/chat/threads/:thread_id", async ({ principal, params }) => {
       if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-      if (!(await deleteUserThread(s, principal.userId, params.thread_id))) throw new NotFound(`No thread found with id ${params.thread_id}.`);
+      if (!(await s.agent.deleteThread(principal.userId, params.thread_id))) throw new NotFound(`No thread found with id ${params.thread_id}.`);
       return new Response(null, { status: 204 });
     })
     .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
@@ -116,10 +109,10 @@ export function chatRoutes(s: Services) {
           ? {
               kind: gate.kind,
               call_id: gate.callId,
-              tool: textOf(gate.details?.tool),
-              arguments: textOf(gate.details?.arguments),
+              tool: "details" in gate ? gate.details.tool : null,
+              arguments: "details" in gate ? gate.details.arguments : null,
               // an OAuth gate: the extension to connect, and the page that does it
-              ...(gate.kind === "oauth" ? { extension: textOf(gate.details?.extension), connect_url: textOf(gate.details?.connect_url) } : {}),
+              ...(gate.kind === "oauth" ? { extension: gate.details.extension, connect_url: gate.details.connect_url } : {}),
             }
           : null,
       };
@@ -138,7 +131,6 @@ function checked<T extends typeof ChatBody | typeof SendBody>(schema: T, body: u
 /** The chat endpoints give times as ISO 8601 in UTC, as memory and jobs do (stored in Unix seconds). */
 export const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
-const textOf = (v: unknown) => (v === undefined || v === null ? null : String(v));
 
 /**
  * The conversation as the chat UIs show it: messages, tool calls with their results, and a
@@ -160,34 +152,7 @@ function historyItems(timeline: Placed<ConversationItem | CompactionItem>[]): Hi
     });
 }
 
+/** The user's turn events as they happen (GET /api/chat/events). */
 function eventStream(hub: ChatEventHub, userId: string, signal: AbortSignal): Response {
-  const encoder = new TextEncoder();
-  let cleanup = () => {};
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const write = (text: string) => {
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          cleanup();
-        }
-      };
-      const unsubscribe = hub.subscribe(userId, (e) => write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
-      const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
-      // a stream the server dropped at shutdown without cancelling it must not hold the process
-      keepalive.unref?.();
-      cleanup = () => {
-        unsubscribe();
-        clearInterval(keepalive);
-      };
-      signal.addEventListener("abort", () => cleanup(), { once: true });
-      write(": connected\n\n");
-    },
-    cancel() {
-      cleanup();
-    },
-  });
-  return new Response(body, {
-    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" },
-  });
+  return sseResponse((send) => hub.subscribe(userId, send), "connected", signal);
 }

@@ -1,6 +1,7 @@
 import type { AgentEvent } from "../agent/loop";
-import type { Turn, TurnResult } from "../agent/turns";
-import type { CompactionItem } from "../context/compaction";
+import type { Agent } from "../agent/turns";
+import type { TurnHandle, TurnRequest, TurnResult } from "../agent/turn-types";
+import type { CompactionItem } from "../conversation/items";
 import { unwrapToolOutput } from "../safety/injection";
 import type { ChatEvent, CompactionMark } from "./chat-wire";
 
@@ -26,31 +27,42 @@ export class ChatEventHub {
     for (const listener of this.#listeners.get(userId) ?? []) listener(event);
   }
 
-  /** Runs a turn to its end, publishing its events; resolves to its result. */
-  async runPublished(userId: string, turn: Turn): Promise<TurnResult> {
-    const ids = { thread_id: turn.threadId, response_id: turn.id };
-    this.publish(userId, { type: "turn.started", ...ids });
-    const run = turn.run();
+  /**
+   * Starts a turn whose events reach the user's open event streams, from `turn.started` to
+   * `turn.completed`; resolves once the agent has accepted it (see Agent.start).
+   */
+  async start(agent: Agent, req: TurnRequest): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
+    const { userId } = req;
     let waiting: "approval" | "oauth" | null = null;
-    for (;;) {
-      let next;
-      try {
-        next = await run.next();
-      } catch (e) {
-        const error = { code: "server_error", message: (e as Error).message };
-        this.publish(userId, { type: "turn.completed", ...ids, status: "failed", error, waiting: null });
-        throw e;
-      }
-      if (next.done) {
-        const r = next.value;
+    const { turn, result } = await agent.start(req, (turn) => {
+      const ids = { thread_id: turn.threadId, response_id: turn.id };
+      this.publish(userId, { type: "turn.started", ...ids });
+      return (ev) => {
+        if (ev.type === "approval.required") waiting = "approval";
+        if (ev.type === "auth.required") waiting = "oauth";
+        const event = chatEvent(ev, ids);
+        if (event) this.publish(userId, event);
+      };
+    });
+    const ids = { thread_id: turn.threadId, response_id: turn.id };
+    const published = result.then(
+      (r) => {
         this.publish(userId, { type: "turn.completed", ...ids, status: r.status, error: r.error, waiting });
         return r;
-      }
-      const event = chatEvent(next.value, ids);
-      if (next.value.type === "approval.required") waiting = "approval";
-      if (next.value.type === "auth.required") waiting = "oauth";
-      if (event) this.publish(userId, event);
-    }
+      },
+      (e) => {
+        // not the turn's failure (the store is down): the envelope's words, with no turn code
+        this.publish(userId, { type: "turn.completed", ...ids, status: "failed", error: { code: null, message: (e as Error).message }, waiting: null });
+        throw e;
+      },
+    );
+    published.catch(() => {});
+    return { turn, result: published };
+  }
+
+  /** Runs a turn to its end, publishing its events. */
+  async run(agent: Agent, req: TurnRequest): Promise<TurnResult> {
+    return (await this.start(agent, req)).result;
   }
 }
 

@@ -1,9 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { requireAdmin, requireAuth } from "../api/auth";
-import { readJsonObject } from "../api/body";
-import type { Services } from "../api/services";
+import { requireAdmin, requireAuth } from "../http/auth";
+import { readJsonObject } from "../http/body";
+import type { Services } from "../services";
+import type { ChatEventHub } from "./events";
 import { InvalidRequest, Unavailable } from "../errors";
 import type { ExtensionManager } from "../extensions/manager";
 import { listOAuthGates } from "../store/extensions";
@@ -22,7 +23,7 @@ function extensionsOf(s: Services): ExtensionManager {
  * code with PKCE). The callback is public (the authorization server sends the browser there);
  * the state it carries, issued once to a signed-in user, is what it is checked by.
  */
-export function extensionRoutes(s: Services) {
+export function extensionRoutes(s: Services, events: ChatEventHub) {
   return (
     new Elysia({ name: "extensions" })
       .get("/oauth/callback", async ({ query }) => {
@@ -42,7 +43,7 @@ export function extensionRoutes(s: Services) {
           return resultPage(400, "Not connected", (e as Error).message);
         }
         s.log(`extension ${done.extension}: connected for user ${done.userId}`);
-        await resumeWaitingTurns(s, done.userId, done.extension);
+        await resumeWaitingTurns(s, events, done.userId, done.extension);
         return resultPage(200, "Connected", `The extension ${done.extension} is connected. You can close this tab.`);
       })
       // the page a gate's message links to: it starts the connection with the web UI's sign-in
@@ -78,10 +79,10 @@ export function extensionRoutes(s: Services) {
  * events reach the web UI and the TUI. They run in the background: the callback page does
  * not wait for them.
  */
-async function resumeWaitingTurns(s: Services, userId: string, extension: string): Promise<void> {
+async function resumeWaitingTurns(s: Services, events: ChatEventHub, userId: string, extension: string): Promise<void> {
   for (const gate of await listOAuthGates(s.db, userId, extension)) {
     void (async () => {
-      const turn = await s.agent.begin({
+      await events.run(s.agent, {
         channel: "chat",
         userId,
         threadId: gate.threadId,
@@ -91,7 +92,6 @@ async function resumeWaitingTurns(s: Services, userId: string, extension: string
         model: "default",
         surfacesGates: true,
       });
-      if (!turn.notFound) await s.events.runPublished(userId, turn);
     })().catch((e) => s.log(`extension ${extension}: could not resume thread ${gate.threadId}: ${(e as Error).message}`));
   }
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { jobRecord } from "../channels/webhook/record";
-import { requireAuth } from "../api/auth";
-import type { Services } from "../api/services";
+import { requireAuth } from "../http/auth";
+import type { Services } from "../services";
 import { listJobs } from "../store/jobs";
 
 /** GET /api/jobs: this user's jobs (webhook jobs run as the owner), newest first. */

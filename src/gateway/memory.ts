@@ -1,9 +1,9 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
-import { requireAuth } from "../api/auth";
-import { readJsonObject } from "../api/body";
-import type { Services } from "../api/services";
+import { requireAuth } from "../http/auth";
+import { readJsonObject } from "../http/body";
+import type { Services } from "../services";
 import { InvalidRequest, NotFound } from "../errors";
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, type MemoryEntry } from "../memory/service";
 

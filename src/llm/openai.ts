@@ -1,8 +1,7 @@
 import OpenAI from "openai";
-import type { PendingCall } from "../agent/items";
 import { TurnError } from "../errors";
 import { describeFailure, retryable, retryDelay, sleep } from "./retry";
-import type { Llm, LlmEvent, LlmRequest } from "./types";
+import type { Llm, LlmEvent, LlmRequest, ToolCall } from "./types";
 
 export interface Endpoint {
   baseUrl?: string;
@@ -159,7 +158,7 @@ async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGener
     },
     { signal: req.signal },
   );
-  const calls = new Map<number, PendingCall>();
+  const calls = new Map<number, ToolCall>();
   let finished = false;
   let output = false;
   try {

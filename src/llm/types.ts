@@ -1,4 +1,3 @@
-import type { PendingCall } from "../agent/items";
 
 /** A part of a user message: text, or an image by URL or data URL. */
 export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
@@ -13,6 +12,9 @@ export type ChatMessage =
       tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
     }
   | { role: "tool"; tool_call_id: string; content: string };
+
+/** A call of a tool the model asked for in one step. */
+export type ToolCall = { call_id: string; name: string; arguments: string };
 
 /** What the model is told about a tool: name, description and a JSON Schema. */
 export interface ToolSpec {
@@ -43,7 +45,7 @@ export interface LlmOptions {
 
 export type LlmEvent =
   | { type: "text"; delta: string }
-  | { type: "tool_calls"; calls: PendingCall[] }
+  | { type: "tool_calls"; calls: ToolCall[] }
   | { type: "usage"; inputTokens: number; outputTokens: number };
 
 export interface Llm {

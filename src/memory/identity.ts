@@ -1,9 +1,17 @@
-import type { IdentityDocument, IdentitySource } from "../agent/prompt";
 import agents from "./defaults/AGENTS.md" with { type: "text" };
 import identity from "./defaults/IDENTITY.md" with { type: "text" };
 import soul from "./defaults/SOUL.md" with { type: "text" };
 import user from "./defaults/USER.md" with { type: "text" };
 import type { MemoryService } from "./service";
+
+/** A named document that shapes the agent (AGENTS.md, SOUL.md, USER.md, IDENTITY.md). */
+export interface IdentityDocument {
+  path: string;
+  content: string;
+}
+
+/** Where identity documents come from; workspace memory provides them. */
+export type IdentitySource = (userId: string) => Promise<IdentityDocument[]>;
 
 /** The identity documents, in the order the system prompt shows them. */
 export const IDENTITY_PATHS = ["AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md"] as const;

@@ -1,4 +1,4 @@
-import { ThreadLocks } from "../agent/thread-locks";
+import { KeyedLock } from "../keyed-lock";
 import { InvalidRequest } from "../errors";
 import type { Llm } from "../llm/types";
 import type { Db } from "../store/db";
@@ -72,7 +72,7 @@ export class MemoryService {
   readonly #llm: MemoryOptions["llm"];
   readonly #log: (message: string) => void;
   /** A user's writes go one at a time, so seeding the identity never races a write. */
-  readonly #locks = new ThreadLocks();
+  readonly #locks = new KeyedLock();
   /** Users whose identity documents were checked (and seeded if needed) in this process. */
   readonly #seeded = new Set<string>();
   readonly #stop = new AbortController();
@@ -236,13 +236,8 @@ export class MemoryService {
     });
   }
 
-  async #locked<T>(userId: string, fn: () => Promise<T>): Promise<T> {
-    const release = await this.#locks.acquire(userId);
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
+  #locked<T>(userId: string, fn: () => Promise<T>): Promise<T> {
+    return this.#locks.hold(userId, fn);
   }
 
   /** Chunks a document and, in hybrid mode, embeds the chunks (a failure only costs the vectors). */

@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, ne, sql } from "drizzle-orm";
-import type { ConversationItem } from "../agent/items";
-import type { CompactionItem } from "../context/compaction";
+import type { ConversationItem } from "../conversation/items";
+import type { CompactionItem } from "../conversation/items";
 import type { Db } from "./db";
 import type { ThreadRow } from "./conversations";
 import { items, threads } from "./schema";
@@ -38,8 +38,8 @@ export async function loadThreadContext(
   let compaction: CompactionItem | undefined;
   const history: Placed<ConversationItem>[] = [];
   for (const r of rows) {
-    if (r.type !== "compaction") history.push({ seq: r.seq, item: JSON.parse(r.data) as ConversationItem });
-    else if (r.seq === thread.compactionSeq) compaction = JSON.parse(r.data) as CompactionItem;
+    if (r.type !== "compaction") history.push({ seq: r.seq, item: r.data as ConversationItem });
+    else if (r.seq === thread.compactionSeq) compaction = r.data as CompactionItem;
   }
   const last = rows.at(-1)?.seq ?? (await maxSeq(db, thread.id));
   return { compaction, history, nextSeq: last === null ? 0 : last + 1, read: rows.length };
@@ -74,7 +74,7 @@ export async function storeCompaction(db: Db, threadId: string, item: Compaction
       responseId: item.id,
       seq,
       type: "compaction",
-      data: JSON.stringify(item),
+      data: item,
       createdAt: item.created_at,
     }),
     db.update(threads).set({ compactionSeq: seq, contextSeq: item.first_kept_seq }).where(eq(threads.id, threadId)),
@@ -88,7 +88,7 @@ export async function loadTimeline(db: Db, threadId: string): Promise<Placed<Con
     .from(items)
     .where(eq(items.threadId, threadId))
     .orderBy(asc(items.seq));
-  return rows.map((r) => ({ seq: r.seq, item: JSON.parse(r.data) as ConversationItem | CompactionItem }));
+  return rows.map((r) => ({ seq: r.seq, item: r.data }));
 }
 
 /** The `type` condition that leaves compactions out of a thread's conversation items. */

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import type { ConversationItem, PendingCall } from "../agent/items";
-import type { Db } from "./db";
+import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { ExternalTool } from "../conversation/items";
+import type { Db, StoreWrite } from "./db";
 import { notCompaction } from "./compactions";
 import { gates, items, jobs, responses, threads } from "./schema";
 
@@ -9,15 +9,20 @@ export type ThreadRow = typeof threads.$inferSelect;
 export type ResponseRow = typeof responses.$inferSelect;
 export type GateKind = (typeof gates.$inferSelect)["kind"];
 
-export interface Gate {
-  kind: GateKind;
+interface GateBase {
   callId: string;
   responseId: string;
-  /** For an external-tool gate: the calls of the same assistant turn still to be handled. */
+  /** The calls of the same assistant step still to be handled, starting with `callId`'s for approval and OAuth. */
   pending: PendingCall[];
-  /** Free-form details for gates that the web UI resolves (approval, OAuth). */
-  details?: Record<string, unknown>;
 }
+
+/** The gate a thread waits on, with what each kind shows a person. */
+export type Gate = GateBase &
+  (
+    | { kind: "external_tool" }
+    | { kind: "approval"; details: { tool: string; arguments: string } }
+    | { kind: "oauth"; details: { tool: string; arguments: string; extension: string; connect_url: string } }
+  );
 
 export async function getThread(db: Db, id: string): Promise<ThreadRow | undefined> {
   return (await db.select().from(threads).where(eq(threads.id, id)).limit(1))[0];
@@ -29,14 +34,17 @@ export async function loadItems(db: Db, threadId: string): Promise<ConversationI
     .from(items)
     .where(and(eq(items.threadId, threadId), notCompaction))
     .orderBy(asc(items.seq));
-  return rows.map((r) => JSON.parse(r.data) as ConversationItem);
+  return rows.map((r) => r.data as ConversationItem);
 }
 
 export async function getGate(db: Db, threadId: string): Promise<Gate | undefined> {
   const row = (await db.select().from(gates).where(eq(gates.threadId, threadId)).limit(1))[0];
   if (!row) return undefined;
-  const data = JSON.parse(row.data) as { pending?: PendingCall[]; details?: Record<string, unknown> };
-  return { kind: row.kind, callId: row.callId, responseId: row.responseId, pending: data.pending ?? [], details: data.details };
+  const base = { callId: row.callId, responseId: row.responseId, pending: row.data.pending ?? [] };
+  const d = row.data.details ?? { tool: "", arguments: "" };
+  if (row.kind === "approval") return { ...base, kind: "approval", details: { tool: d.tool, arguments: d.arguments } };
+  if (row.kind === "oauth") return { ...base, kind: "oauth", details: { ...d, extension: d.extension ?? "", connect_url: d.connect_url ?? "" } };
+  return { ...base, kind: "external_tool" };
 }
 
 export async function getResponse(db: Db, id: string): Promise<ResponseRow | undefined> {
@@ -57,7 +65,7 @@ export async function loadResponseItems(db: Db, responseId: string): Promise<{ i
     .where(eq(items.responseId, responseId))
     .orderBy(asc(items.seq));
   const out = { input: [] as ConversationItem[], output: [] as ConversationItem[] };
-  for (const r of rows) (r.input ? out.input : out.output).push(JSON.parse(r.data) as ConversationItem);
+  for (const r of rows) (r.input ? out.input : out.output).push(r.data as ConversationItem);
   return out;
 }
 
@@ -77,7 +85,7 @@ export async function findItem(db: Db, itemId: string, userId: string, threadId?
       .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), notCompaction, threadId ? eq(items.threadId, threadId) : undefined))
       .limit(1)
   )[0];
-  return row ? (JSON.parse(row.data) as ConversationItem) : undefined;
+  return row ? (row.data as ConversationItem) : undefined;
 }
 
 /** A page of a thread's items (compactions left out), in `order`, starting after the item `after` (Conversations API). */
@@ -98,7 +106,7 @@ export async function pageItems(
     .where(and(eq(items.threadId, threadId), notCompaction, from === undefined ? undefined : opts.order === "asc" ? gt(items.seq, from) : lt(items.seq, from)))
     .orderBy(opts.order === "asc" ? asc(items.seq) : desc(items.seq))
     .limit(opts.limit + 1);
-  return { items: rows.slice(0, opts.limit).map((r) => JSON.parse(r.data) as ConversationItem), hasMore: rows.length > opts.limit };
+  return { items: rows.slice(0, opts.limit).map((r) => r.data as ConversationItem), hasMore: rows.length > opts.limit };
 }
 
 /**
@@ -125,7 +133,7 @@ export async function appendItems(
               responseId: t.responseId,
               seq: start + i,
               type: item.type,
-              data: JSON.stringify(item),
+              data: item,
               input: true,
               createdAt: now,
             })),
@@ -149,14 +157,14 @@ export async function deleteThread(db: Db, threadId: string): Promise<void> {
 
 /** Everything one turn writes; committed in a single transaction. */
 export interface TurnRecord {
-  thread: { id: string; userId: string; isNew: boolean; tools: unknown[] | null; title?: string; channel?: string };
+  thread: { id: string; userId: string; isNew: boolean; tools: ExternalTool[] | null; title?: string; channel?: string };
   response: Omit<ResponseRow, "threadId" | "userId" | "deletedAt">;
   /** New items with their sequence numbers in the thread, and whether the caller sent them. */
   items: { seq: number; item: ConversationItem; input: boolean }[];
   /** The gate the thread waits on after this turn, or null when it waits on nothing. */
   gate: Gate | null;
   /** Writes of the channel that belong to the same transaction (e.g. finishing a job). */
-  also?: BatchItem<"sqlite">[];
+  also?: StoreWrite[];
 }
 
 export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
@@ -167,13 +175,13 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
         userId: t.thread.userId,
         title: t.thread.title ?? null,
         channel: t.thread.channel ?? null,
-        tools: t.thread.tools ? JSON.stringify(t.thread.tools) : null,
+        tools: t.thread.tools,
         createdAt: now,
         updatedAt: now,
       })
     : db
         .update(threads)
-        .set({ updatedAt: now, tools: t.thread.tools ? JSON.stringify(t.thread.tools) : null })
+        .set({ updatedAt: now, tools: t.thread.tools })
         .where(eq(threads.id, t.thread.id));
   const gateWrites = [
     db.delete(gates).where(eq(gates.threadId, t.thread.id)),
@@ -184,7 +192,7 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
             kind: t.gate.kind,
             callId: t.gate.callId,
             responseId: t.gate.responseId,
-            data: JSON.stringify({ pending: t.gate.pending, details: t.gate.details }),
+            data: { pending: t.gate.pending, ...("details" in t.gate ? { details: t.gate.details } : {}) },
             createdAt: now,
           }),
         ]
@@ -196,7 +204,7 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
     responseId: t.response.id,
     seq,
     type: item.type,
-    data: JSON.stringify(item),
+    data: item,
     input,
     createdAt: now,
   }));
@@ -247,8 +255,11 @@ export async function listApprovalGates(db: Db, userId: string): Promise<Approva
     .where(and(eq(threads.userId, userId), eq(gates.kind, "approval")))
     // created_at is in seconds: the rowid orders gates of the same second
     .orderBy(desc(gates.createdAt), desc(sql`${gates}.rowid`));
-  return rows.map((r) => {
-    const details = (JSON.parse(r.data) as { details?: { tool?: unknown; arguments?: unknown } }).details ?? {};
-    return { threadId: r.threadId, callId: r.callId, tool: String(details.tool ?? ""), arguments: String(details.arguments ?? ""), createdAt: r.createdAt };
-  });
+  return rows.map((r) => ({
+    threadId: r.threadId,
+    callId: r.callId,
+    tool: r.data.details?.tool ?? "",
+    arguments: r.data.details?.arguments ?? "",
+    createdAt: r.createdAt,
+  }));
 }

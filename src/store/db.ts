@@ -1,10 +1,14 @@
 import { createClient, type Client } from "@libsql/client";
+import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrations } from "./migrations";
 import * as schema from "./schema";
 
 /** The drizzle database; `$client` is the libSQL client under it, for SQL drizzle cannot express (FTS5, vectors). */
 export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
+
+/** One statement of a transaction (`db.batch`), e.g. a channel's writes committed with a turn. */
+export type StoreWrite = BatchItem<"sqlite">;
 
 export interface Database {
   db: Db;

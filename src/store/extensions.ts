@@ -75,10 +75,7 @@ export async function listOAuthGates(db: Db, userId: string, extension?: string)
     .where(and(eq(threads.userId, userId), eq(gates.kind, "oauth")))
     .orderBy(desc(gates.createdAt));
   return rows
-    .map((r) => {
-      const details = (JSON.parse(r.data) as { details?: { extension?: unknown } }).details ?? {};
-      return { threadId: r.threadId, callId: r.callId, extension: String(details.extension ?? "") };
-    })
+    .map((r) => ({ threadId: r.threadId, callId: r.callId, extension: r.data.details?.extension ?? "" }))
     .filter((g) => extension === undefined || g.extension === extension)
     .reverse();
 }

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Db } from "./db";
-import { items, jobs, responses, threads } from "./schema";
+import { items, jobs, responses, threads, type StoredError } from "./schema";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata"> &
@@ -56,7 +56,7 @@ export async function conversationThread(db: Db, j: Pick<JobRow, "userId" | "sen
 export function finishJobStatement(
   db: Db,
   id: string,
-  outcome: { status: "completed" | "failed" | "queued"; threadId: string | null; responseId: string | null; response: string | null; error: string | null },
+  outcome: { status: "completed" | "failed" | "queued"; threadId: string | null; responseId: string | null; response: string | null; error: StoredError | null },
 ) {
   return db
     .update(jobs)

@@ -1,4 +1,15 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { CompactionItem } from "../conversation/items";
+import type { ExternalTool } from "../conversation/items";
+
+/** The `{code, message}` of a failed turn or job, as stored. */
+export type StoredError = { code: string; message: string };
+/** What a gate keeps to resume: the calls still pending, and what a person is shown (approval, OAuth). */
+export type GateData = {
+  pending: PendingCall[];
+  details?: { tool: string; arguments: string; extension?: string; connect_url?: string };
+};
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
@@ -30,8 +41,8 @@ export const threads = sqliteTable(
     id: text("id").primaryKey(),
     userId: text("user_id").notNull(),
     title: text("title"),
-    /** JSON array of the caller tool definitions last sent on this thread. */
-    tools: text("tools"),
+    /** The caller tool definitions last sent on this thread. */
+    tools: text("tools", { mode: "json" }).$type<ExternalTool[]>(),
     /** The conversation's metadata (Conversations API): at most 16 string pairs. */
     metadata: text("metadata", { mode: "json" }).$type<Record<string, string>>(),
     /** The seq of the thread's latest `compaction` item, or null before its first compaction. */
@@ -57,13 +68,13 @@ export const responses = sqliteTable(
     userId: text("user_id").notNull(),
     status: text("status", { enum: ["completed", "failed"] }).notNull(),
     model: text("model").notNull(),
-    /** JSON `{code, message}` when failed. */
-    error: text("error"),
+    /** `{code, message}` when failed. */
+    error: text("error", { mode: "json" }).$type<StoredError>(),
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     costMicroUsd: integer("cost_micro_usd").notNull().default(0),
-    /** JSON of request facts the response object reports back (instructions, previous id, ...). */
-    meta: text("meta"),
+    /** Request facts the response object reports back (instructions, previous id, ...). */
+    meta: text("meta", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: integer("created_at").notNull(),
     /** Set by DELETE /api/v1/responses/{id}: the response is gone, its items stay in the thread. */
     deletedAt: integer("deleted_at"),
@@ -74,7 +85,7 @@ export const responses = sqliteTable(
 /**
  * The conversation: every item of a thread in order. `data` is the item's JSON
  * (message, function_call or function_call_output, see agent/items.ts; or a `compaction`,
- * see context/compaction.ts, whose `response_id` is its own id: it belongs to no response).
+ * see conversation/items.ts, whose `response_id` is its own id: it belongs to no response).
  */
 export const items = sqliteTable(
   "items",
@@ -86,7 +97,7 @@ export const items = sqliteTable(
     responseId: text("response_id").notNull(),
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
-    data: text("data").notNull(),
+    data: text("data", { mode: "json" }).notNull().$type<ConversationItem | CompactionItem>(),
     /** Whether the item was input of its response (sent by the caller) rather than output. */
     input: integer("input", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
@@ -105,8 +116,8 @@ export const gates = sqliteTable("gates", {
   kind: text("kind", { enum: ["external_tool", "approval", "oauth"] }).notNull(),
   callId: text("call_id").notNull(),
   responseId: text("response_id").notNull(),
-  /** JSON: what the gate needs to resume (e.g. the calls still pending after this one). */
-  data: text("data").notNull(),
+  /** What the gate needs to resume (e.g. the calls still pending after this one). */
+  data: text("data", { mode: "json" }).notNull().$type<GateData>(),
   createdAt: integer("created_at").notNull(),
 });
 
@@ -136,11 +147,11 @@ export const jobs = sqliteTable(
     conversationId: text("conversation_id").notNull(),
     threadId: text("thread_id"),
     message: text("message").notNull(),
-    metadata: text("metadata"),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
     status: text("status", { enum: ["queued", "running", "completed", "failed"] }).notNull(),
     response: text("response"),
     responseId: text("response_id"),
-    error: text("error"),
+    error: text("error", { mode: "json" }).$type<StoredError>(),
     attempts: integer("attempts").notNull().default(0),
     /** Where the job record is POSTed when the job ends (see channels/webhook/callbacks.ts). */
     callbackUrl: text("callback_url"),

@@ -1,6 +1,6 @@
 import { InvalidRequest } from "../errors";
 import type { ToolRegistry } from "./registry";
-import type { ExternalTool } from "./tool";
+import type { ExternalTool } from "../conversation/items";
 
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const MAX_TOOLS_BYTES = 16 * 1024;

@@ -1,4 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
+import { TurnError } from "../errors";
 import type { ToolSpec } from "../llm/types";
 import { jsonSchemaProblem } from "./json-schema";
 import type { Tool, ToolContext } from "./tool";
@@ -10,6 +11,9 @@ export function truncateOutput(output: string, max = MAX_TOOL_OUTPUT_CHARS): str
   if (output.length <= max) return output;
   return `${output.slice(0, max)}\n[output truncated: ${output.length - max} more characters]`;
 }
+
+/** Errors only a defect throws: the tool did not fail, it broke. */
+const crashed = (e: unknown) => e instanceof TypeError || e instanceof ReferenceError || e instanceof RangeError;
 
 /** Name prefixes reserved for agent capabilities; caller tools may not use them. */
 export const RESERVED_PREFIXES = ["mission_", "skill_", "memory_"] as const;
@@ -74,6 +78,8 @@ export class ToolRegistry {
       return { output: truncateOutput(await tool.execute(args, ctx)), isError: false };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+      // a tool that crashed (a bug, not a failure it reports) fails the turn rather than confuse the model
+      if (crashed(e)) throw new TurnError("tool_error", `The tool ${name} crashed: ${(e as Error).message}`);
       return { output: truncateOutput(`Error: ${name} failed: ${(e as Error).message ?? String(e)}`), isError: true };
     }
   }

@@ -18,9 +18,3 @@ export function defineTool<P extends TSchema>(tool: Tool<P>): Tool<P> {
   return tool;
 }
 
-/** A tool the model may call but that a caller runs: the agent pauses on it. */
-export interface ExternalTool {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}

@@ -1,7 +1,7 @@
 // Two requests on one thread at once: the second waits for the first; nothing is lost or mixed.
 // Requests on different threads do not wait for each other.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { TurnRequest } from "../../src/agent/turns";
+import type { TurnRequest } from "../../src/agent/turn-types";
 import { loadItems } from "../../src/store/conversations";
 import { startTestService, type TestService } from "../support/harness";
 
@@ -21,18 +21,18 @@ function latch() {
 }
 
 /**
- * Counts the turns the HTTP layer has handed to the agent (it calls `agent.begin` for every
+ * Counts the turns the HTTP layer has handed to the agent (it calls `agent.start` for every
  * POST), so a test can wait until a second request is inside the service.
  */
 function watchBegins(t: TestService) {
   const agent = t.service.services.agent;
-  const original = agent.begin;
+  const original = agent.start;
   let entered = 0;
   const waiters: { n: number; done: () => void }[] = [];
-  agent.begin = function (this: typeof agent, req: TurnRequest) {
+  agent.start = function (this: typeof agent, req: TurnRequest, follow?: Parameters<typeof original>[1]) {
     entered++;
     for (const w of waiters.filter((w) => entered >= w.n)) w.done();
-    return original.call(this, req);
+    return original.call(this, req, follow);
   };
   return {
     get entered() {
@@ -43,7 +43,7 @@ function watchBegins(t: TestService) {
       return new Promise<void>((done) => waiters.push({ n, done }));
     },
     restore() {
-      agent.begin = original;
+      agent.start = original;
     },
   };
 }

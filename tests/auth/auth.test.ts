@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Authenticator } from "../../src/auth/principal";
 import { hashToken, newToken, sameSecret } from "../../src/auth/tokens";
-import { errorResponse } from "../../src/api/envelope";
+import { errorResponse } from "../../src/http/envelope";
 import { loadConfig, servicePaths, type Env } from "../../src/config/load";
 import { AuthFailure } from "../../src/errors";
 import { resolveInstanceToken } from "../../src/server";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { ConversationItem } from "../../src/agent/items";
+import type { ConversationItem } from "../../src/conversation/items";
 import { identifiers } from "../../src/context/identifiers";
 import { chooseCut, safeCuts, trimArguments, trimOutput, trimOutputs, trimToFit, type Sized } from "../../src/context/plan";
 

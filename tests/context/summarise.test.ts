@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import type { ConversationItem } from "../../src/agent/items";
+import type { ConversationItem } from "../../src/conversation/items";
 import { contextBudget } from "../../src/context/budget";
 import { Calibration, rawMessageTokens } from "../../src/context/estimate";
 import { fitSummary, summarise, summaryPrompt, transcriptLines } from "../../src/context/summarise";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { ConversationItem } from "../../src/agent/items";
-import type { CompactionItem } from "../../src/context/compaction";
+import type { ConversationItem } from "../../src/conversation/items";
+import type { CompactionItem } from "../../src/conversation/items";
 import { Calibrations, rawMessageTokens, rawToolTokens } from "../../src/context/estimate";
 import { FLUSH_PROMPT, memoryFlush } from "../../src/context/flush";
 import { ThreadContext, type ThreadState } from "../../src/context/thread-context";

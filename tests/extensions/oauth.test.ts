@@ -4,7 +4,7 @@
 // and the waiting turn goes on with the user's access token; tokens are per user, refreshed
 // when they expire, and forgotten when the refresh is refused.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { threadOfResponse } from "../../src/agent/ids";
+import { threadOfResponse } from "../../src/conversation/ids";
 import type { TestService } from "../support/harness";
 import { CLIENT_ID, startAuthorizationServer, writeGithubExtension, type AuthorizationServer } from "./oauth-server";
 import { allLlmText, chatEvents, MODEL, startWithExtensions, tempDir, toolMessages } from "./support";

@@ -5,7 +5,7 @@ import { Type } from "@sinclair/typebox";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { threadOfResponse } from "../../src/agent/ids";
+import { threadOfResponse } from "../../src/conversation/ids";
 import { defineTool } from "../../src/tools/tool";
 import { startTestService, type TestService } from "../support/harness";
 

@@ -2,9 +2,9 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { Elysia } from "elysia";
 import { InvalidRequest } from "../../errors";
-import { requireAdmin, requireAuth } from "../auth";
-import { readJsonObject } from "../body";
-import type { Services } from "../services";
+import { requireAdmin, requireAuth } from "../../http/auth";
+import { readJsonObject } from "../../http/body";
+import type { Services } from "../../services";
 
 const RoleSchema = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")]);
 

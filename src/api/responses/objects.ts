@@ -1,7 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
-import type { ConversationItem, ImageRef } from "../../agent/items";
+import type { ConversationItem, ImageRef } from "../../conversation/items";
 import type { TurnErrorCode } from "../../errors";
-import type { ExternalTool } from "../../tools/tool";
+import type { ExternalTool } from "../../conversation/items";
 import type { RequestEcho } from "./request";
 
 /** Wire shapes of the Responses API, field for field as OpenAI Responses clients expect. */

@@ -1,13 +1,13 @@
 import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
 import { userContextBlock } from "../../agent/context";
-import { threadOfConversation, threadOfResponse } from "../../agent/ids";
-import type { ConversationItem, ImageRef } from "../../agent/items";
-import type { InputItem } from "../../agent/turns";
+import { threadOfConversation, threadOfResponse } from "../../conversation/ids";
+import type { ConversationItem, ImageRef } from "../../conversation/items";
+import type { InputItem } from "../../agent/turn-types";
 import { InvalidRequest } from "../../errors";
 import type { LlmOptions } from "../../llm/types";
 import { parseCallerTools } from "../../tools/caller";
 import type { ToolRegistry } from "../../tools/registry";
-import type { ExternalTool } from "../../tools/tool";
+import type { ExternalTool } from "../../conversation/items";
 
 // The request bodies of the Responses API (and of the Conversations API's items), as the
 // routes declare them. Each field says what it must be in `error`; api/validation.ts turns

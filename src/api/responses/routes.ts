@@ -1,15 +1,15 @@
 import { Elysia, t } from "elysia";
-import type { TurnResult } from "../../agent/turns";
-import { InvalidRequest, NotFound } from "../../errors";
+import { newUuid, responseId } from "../../conversation/ids";
+import type { TurnHandle, TurnResult } from "../../agent/turn-types";
+import { InvalidRequest, NotFound, ThreadNotFound, Unavailable } from "../../errors";
 import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } from "../../store/conversations";
-import { authedJson, requireAuth, takeTurnBudget } from "../auth";
-import type { Services } from "../services";
+import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
+import type { Services } from "../../services";
 import { buildResponse, itemList, itemResource, type ResponseObject } from "./objects";
 import { parseResponsesRequest, responsesRequest, type RequestEcho } from "./request";
-import { ResponseRuns } from "./runs";
-import { replaySource, sseResponse } from "./stream";
+import { ResponseRuns, type Run } from "./runs";
+import { replaySource, responseStream } from "./stream";
 
-export const TURN_TIMEOUT_MS = { A: 120_000, B: 30_000 } as const;
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
 
@@ -30,7 +30,7 @@ const RetrieveQuery = t.Object({
  * the other.
  */
 export function responsesApi(s: Services) {
-  const runs = new ResponseRuns(s.log);
+  const runs = new ResponseRuns();
   return (prefix: string) => responsesRoutes(s, runs, prefix);
 }
 
@@ -45,13 +45,13 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
     const { output } = await loadResponseItems(s.db, row.id);
     const thread = await getThread(s.db, row.threadId);
     return buildResponse({
-      echo: row.meta ? (JSON.parse(row.meta) as Partial<RequestEcho>) : {},
-      tools: thread?.tools ? JSON.parse(thread.tools) : [],
+      echo: (row.meta ?? {}) as Partial<RequestEcho>,
+      tools: thread?.tools ?? [],
       id: row.id,
       createdAt: row.createdAt,
       status: row.status,
       model: retrievedModel,
-      error: row.error ? JSON.parse(row.error) : null,
+      error: row.error as TurnResult["error"],
       output,
       usage:
         revision === "A"
@@ -67,7 +67,10 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       async ({ body, principal }) => {
         takeTurnBudget(s, principal);
         const req = await parseResponsesRequest(body, revision, s.tools, (id) => findItem(s.db, id, principal.userId));
-        const turn = await s.agent.begin({
+        const facts = { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] };
+        let run!: Run;
+        const started = s.agent.start(
+          {
           channel: "responses",
           userId: principal.userId,
           threadId: req.threadId,
@@ -80,9 +83,23 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           llmOptions: req.llmOptions,
           timeoutMs: req.stream ? undefined : req.echo.background ? s.backgroundTurnTimeoutMs : s.turnTimeoutMs,
           meta: { ...req.echo },
-        });
-        const run = runs.start(turn, { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] });
-        if (req.stream) return sseResponse(run);
+          },
+          (turn) => {
+            run = runs.start(turn, facts);
+            return (e) => run.event(e);
+          },
+        );
+        try {
+          const { result } = await started;
+          run.follow(result);
+        } catch (e) {
+          if (!(e instanceof ThreadNotFound)) throw e;
+          // an unknown or foreign previous response or conversation: a failed turn that reveals nothing
+          const turn = { id: responseId(newUuid(), e.threadId), threadId: e.threadId, createdAt: Math.floor(Date.now() / 1000), input: [] };
+          run = runs.start(turn, facts);
+          run.follow(Promise.resolve(notFound(turn, req.model)));
+        }
+        if (req.stream) return responseStream(run);
         if (req.echo.background) return run.current;
         return await run.done;
       },
@@ -92,7 +109,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       "/responses/:id",
       async ({ params, principal, query }) => {
         const live = runs.get(params.id, principal.userId);
-        if (query.stream === "true") return sseResponse(live ?? replaySource(await stored(params.id, principal.userId)), query.starting_after ?? -1);
+        if (query.stream === "true") return responseStream(live ?? replaySource(await stored(params.id, principal.userId)), query.starting_after ?? -1);
         return live ? { ...live.current, model: retrievedModel } : await stored(params.id, principal.userId);
       },
       { query: RetrieveQuery },
@@ -131,8 +148,15 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
     );
 }
 
+/** What a request naming a thread that is not the caller's gets: nothing of it is revealed. */
+function notFound(turn: TurnHandle, model: string): TurnResult {
+  const error = { code: "not_found" as const, message: "The previous_response_id or conversation does not name one of yours." };
+  return { ...turn, model, status: "failed", error, items: [], output: [], tools: [], usage: { inputTokens: 0, outputTokens: 0 } };
+}
+
 /** A turn of another channel (web UI, TUI) cancelled through this API. */
-function fromResult(r: TurnResult): ResponseObject {
+function fromResult(r: TurnResult | undefined): ResponseObject {
+  if (!r) throw new Unavailable("The cancelled turn could not be stored.");
   return buildResponse({ id: r.id, createdAt: r.createdAt, status: r.status, model: r.model, error: r.error, output: r.output, usage: r.usage, tools: r.tools });
 }
 

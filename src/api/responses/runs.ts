@@ -1,5 +1,6 @@
-import type { Turn, TurnResult } from "../../agent/turns";
-import type { ExternalTool } from "../../tools/tool";
+import type { AgentEvent } from "../../agent/loop";
+import type { TurnHandle, TurnResult } from "../../agent/turn-types";
+import type { ExternalTool } from "../../conversation/items";
 import { buildResponse, type ResponseObject } from "./objects";
 import type { RequestEcho } from "./request";
 import { ResponseEventMapper, type EventSource, type SequencedEvent } from "./stream";
@@ -12,56 +13,65 @@ export interface RunFacts {
 }
 
 /**
- * A response being produced: its turn runs to the end whoever listens, its events are kept
- * for anyone who streams it (from any sequence number), and `current` is what a GET sees
- * meanwhile. The stored response takes over once it is done.
+ * A response being produced: its events are kept for anyone who streams it (from any
+ * sequence number), and `current` is what a GET sees meanwhile. The stored response takes
+ * over once it is done. A failure that is not the turn's (the store is down) ends the
+ * stream with an `error` event and makes `done` reject.
  */
 export class Run implements EventSource {
   readonly events: SequencedEvent[] = [];
   readonly #listeners = new Set<{ on: (e: SequencedEvent) => void; end: () => void }>();
+  readonly #mapper: ResponseEventMapper;
+  readonly #base;
+  readonly #done = Promise.withResolvers<ResponseObject>();
   #ended = false;
   current: ResponseObject;
-  readonly done: Promise<ResponseObject>;
 
   constructor(
-    readonly turn: Turn,
+    readonly turn: TurnHandle,
     readonly facts: RunFacts,
-    log: (m: string) => void,
   ) {
-    const base = { id: turn.id, createdAt: turn.createdAt, model: facts.model, echo: facts.echo, tools: facts.tools };
-    this.current = buildResponse({ ...base, status: "in_progress", output: [], usage: null, error: null });
-    const mapper = new ResponseEventMapper((e) => {
+    this.#base = { id: turn.id, createdAt: turn.createdAt, model: facts.model, echo: facts.echo, tools: facts.tools };
+    this.current = buildResponse({ ...this.#base, status: "in_progress", output: [], usage: null, error: null });
+    this.#mapper = new ResponseEventMapper((e) => {
       this.events.push(e);
       if (e.type === "response.output_item.done") this.current = { ...this.current, output: [...this.current.output, e.item] };
       for (const l of this.#listeners) l.on(e);
     });
-    mapper.start(this.current);
-    this.done = (async () => {
-      let result: TurnResult | undefined;
-      let failure: string | undefined;
-      try {
-        const run = turn.run();
-        for (let next = await run.next(); ; next = await run.next()) {
-          if (next.done) {
-            result = next.value;
-            break;
-          }
-          mapper.agentEvent(next.value);
-        }
-      } catch (e) {
-        failure = (e as Error).message ?? String(e);
-        log(`response ${turn.id} failed: ${failure}`);
-      }
-      const final = result
-        ? buildResponse({ ...base, model: result.model, status: result.status, output: result.output, usage: result.usage, error: result.error, tools: result.tools })
-        : buildResponse({ ...base, status: "failed", output: [], usage: null, error: { code: "server_error", message: failure ?? "unknown" } });
-      this.current = final;
-      mapper.finish(final);
-      this.#ended = true;
-      for (const l of this.#listeners) l.end();
-      this.#listeners.clear();
-      return final;
-    })();
+    this.#mapper.start(this.current);
+    this.#done.promise.catch(() => {});
+  }
+
+  /** The response as it will be, once the turn has been stored (or failed to be). */
+  get done(): Promise<ResponseObject> {
+    return this.#done.promise;
+  }
+
+  event(e: AgentEvent): void {
+    this.#mapper.agentEvent(e);
+  }
+
+  /** Follows the turn's result to the end of the response. */
+  follow(result: Promise<TurnResult>): void {
+    result.then(
+      (r) => {
+        this.current = buildResponse({ ...this.#base, model: r.model, status: r.status, output: r.output, usage: r.usage, error: r.error, tools: r.tools });
+        this.#mapper.finish(this.current);
+        this.#end();
+        this.#done.resolve(this.current);
+      },
+      (e) => {
+        this.#mapper.error((e as Error).message ?? String(e));
+        this.#end();
+        this.#done.reject(e);
+      },
+    );
+  }
+
+  #end(): void {
+    this.#ended = true;
+    for (const l of this.#listeners) l.end();
+    this.#listeners.clear();
   }
 
   subscribe(after: number, on: (e: SequencedEvent) => void, end: () => void): () => void {
@@ -80,12 +90,10 @@ export class Run implements EventSource {
 export class ResponseRuns {
   readonly #runs = new Map<string, Run>();
 
-  constructor(private readonly log: (m: string) => void) {}
-
-  start(turn: Turn, facts: RunFacts): Run {
-    const run = new Run(turn, facts, this.log);
+  start(turn: TurnHandle, facts: RunFacts): Run {
+    const run = new Run(turn, facts);
     this.#runs.set(turn.id, run);
-    void run.done.finally(() => this.#runs.delete(turn.id));
+    void run.done.finally(() => this.#runs.delete(turn.id)).catch(() => {});
     return run;
   }
 

@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../../agent/loop";
+import { sseResponse } from "../../http/sse";
 import { functionCallItem, messageItem, outputText, type OutputItem, type ResponseObject } from "./objects";
 
-export const KEEPALIVE_MS = 15_000;
 
 type TextPart = ReturnType<typeof outputText>;
 
@@ -13,7 +13,9 @@ export type StreamEvent =
   | { type: "response.output_text.delta"; item_id: string; output_index: number; content_index: number; delta: string; logprobs: unknown[] }
   | { type: "response.output_text.done"; item_id: string; output_index: number; content_index: number; text: string; logprobs: unknown[] }
   | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
-  | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string };
+  | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string }
+  /** A failure that is not the turn's (the store is down): the stream ends after it. */
+  | { type: "error"; code: null; message: string; param: null };
 
 export type SequencedEvent = StreamEvent & { sequence_number: number };
 
@@ -73,6 +75,10 @@ export class ResponseEventMapper {
   finish(response: ResponseObject): void {
     this.emit({ type: response.status === "failed" ? "response.failed" : "response.completed", response });
   }
+
+  error(message: string): void {
+    this.emit({ type: "error", code: null, message, param: null });
+  }
 }
 
 /** The standard event sequence of a finished response, as it would have streamed. */
@@ -101,60 +107,9 @@ export interface EventSource {
   subscribe(after: number, on: (e: SequencedEvent) => void, end: () => void): () => void;
 }
 
-/**
- * Server-Sent Events of a response: every event after `after`, with a keepalive comment every
- * 15 s. A client that goes away only stops its own copy; the turn runs on.
- */
-export function sseResponse(source: EventSource, after = -1): Response {
-  const encoder = new TextEncoder();
-  let stop = () => {};
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let open = true;
-      const write = (text: string) => {
-        if (!open) return;
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          stop();
-        }
-      };
-      const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
-      let unsubscribe = () => {};
-      stop = () => {
-        open = false;
-        clearInterval(keepalive);
-        unsubscribe();
-      };
-      let wrote = false;
-      unsubscribe = source.subscribe(
-        after,
-        (e) => {
-          wrote = true;
-          write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-        },
-        () => {
-          const wasOpen = open;
-          stop();
-          if (wasOpen) controller.close();
-        },
-      );
-      if (!open) unsubscribe();
-      // nothing to send yet (a reader far ahead of a live response): a comment gets the headers out
-      else if (!wrote) write(": waiting\n\n");
-    },
-    cancel() {
-      stop();
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+/** Server-Sent Events of a response: every event after `after`. The turn runs on whoever listens. */
+export function responseStream(source: EventSource, after = -1): Response {
+  return sseResponse((send, end) => source.subscribe(after, send, end), "waiting");
 }
 
 /** A finished response's events as a source that ends at once. */

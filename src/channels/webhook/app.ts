@@ -2,7 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import { newUuid } from "../../agent/ids";
+import { newUuid } from "../../conversation/ids";
 import type { RateLimiter } from "../../auth/rate-limit";
 import { sameSecret } from "../../auth/tokens";
 import type { Db } from "../../store/db";
@@ -57,7 +57,7 @@ export function webhookApp(d: WebhookDeps) {
   };
   const clientIp = (request: Request) => clientIps.get(request) ?? "unknown";
 
-  // the path is taken from request.url whatever the Host header is (see api/app.ts)
+  // the path is taken from request.url whatever the Host header is (see src/app.ts)
   return new Elysia({ handler: { standardHostname: false } })
     .onError(({ code, error }) => {
       if (error instanceof WebhookError) return Response.json({ error: error.message }, { status: error.status, headers: error.headers });
@@ -90,7 +90,7 @@ export function webhookApp(d: WebhookDeps) {
           sender: body.user_id,
           conversationId,
           message: body.message,
-          metadata: body.metadata ? JSON.stringify(body.metadata) : null,
+          metadata: body.metadata ?? null,
           ...(body.callback_url ? { callbackUrl: body.callback_url, callbackStatus: "pending" as const } : {}),
         });
         d.worker.kick();

@@ -180,7 +180,7 @@ export class CallbackSender {
 
 /** The one line per job: ids, status, duration and, when it failed, the error code. */
 function logJob(log: Logger, j: JobRow): void {
-  const error = j.error ? (JSON.parse(j.error) as { code?: string }) : undefined;
+  const error = j.error ?? undefined;
   log[j.status === "failed" ? "warn" : "info"]("job", {
     job_id: j.id,
     source: j.source,

@@ -6,7 +6,7 @@ export function jobRecord(j: JobRow) {
     id: j.id,
     status: j.status,
     ...(j.response !== null && j.status === "completed" ? { response: j.response } : {}),
-    ...(j.error ? { error: JSON.parse(j.error) as { code: string; message: string } } : {}),
+    ...(j.error ? { error: j.error } : {}),
     user_id: j.sender,
     conversation_id: j.conversationId,
     source: j.source,

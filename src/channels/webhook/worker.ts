@@ -1,5 +1,9 @@
 import { userContextBlock } from "../../agent/context";
-import { answerText, type Agent, type TurnResult } from "../../agent/turns";
+import { GateBlocks } from "../../agent/resume";
+import type { Agent } from "../../agent/turns";
+import { answerText, type TurnResult } from "../../agent/turn-types";
+import { InvalidRequest } from "../../errors";
+import type { StoredError } from "../../store/schema";
 import type { Db } from "../../store/db";
 import { conversationThread, discardTurnStatements, finishJobStatement, markRunning, nextQueuedJob, requeueInterrupted, type JobRow } from "../../store/jobs";
 
@@ -66,10 +70,10 @@ export class JobWorker {
     await markRunning(db, job);
     const threadId = await conversationThread(db, job);
     const context: Record<string, unknown> = { sender: job.sender, conversation_id: job.conversationId };
-    if (job.metadata) context.metadata = JSON.parse(job.metadata);
+    if (job.metadata) context.metadata = job.metadata;
     const content = `${userContextBlock(context)}\n\n${job.message}`;
     try {
-      const turn = await agent.begin({
+      await agent.run({
         channel: "webhook",
         userId: job.userId,
         threadId,
@@ -79,12 +83,10 @@ export class JobWorker {
         timeoutMs: this.deps.turnTimeoutMs,
         commitAlso: (r) => this.#finish(job, threadId, r),
       });
-      const run = turn.run();
-      while (!(await run.next()).done);
     } catch (e) {
-      // The turn could not start (e.g. the conversation waits on an approval): the job fails.
-      const error = JSON.stringify({ code: "rejected", message: (e as Error).message });
-      await finishJobStatement(db, job.id, { status: "failed", threadId: threadId ?? null, responseId: null, response: null, error });
+      if (!(e instanceof InvalidRequest)) throw e;
+      // the turn could not start (the conversation waits on an approval, the message cannot fit): the job fails
+      await finishJobStatement(db, job.id, { status: "failed", threadId: threadId ?? null, responseId: null, response: null, error: refusal(e) });
     }
     // its log line and callback (a job sent back to the queue by a shutdown has not ended)
     this.deps.ended?.(job.id);
@@ -105,7 +107,14 @@ export class JobWorker {
     const outcome =
       r.status === "completed"
         ? { status: "completed" as const, threadId: r.threadId, responseId: r.id, response, error: null }
-        : { status: "failed" as const, threadId: r.threadId, responseId: r.id, response: response || null, error: JSON.stringify(r.error) };
+        : { status: "failed" as const, threadId: r.threadId, responseId: r.id, response: response || null, error: r.error };
     return [finishJobStatement(db, job.id, outcome)];
   }
+}
+
+/** Why a job's turn was refused, in the turn errors' words: the gate in the way, or the request's own code. */
+function refusal(e: InvalidRequest): StoredError {
+  const gate = e instanceof GateBlocks ? e.gate : undefined;
+  const code = gate === "approval" ? "approval_required" : gate === "oauth" ? "auth_required" : (e.code ?? e.type);
+  return { code, message: e.message };
 }

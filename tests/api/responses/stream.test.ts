@@ -1,10 +1,11 @@
 // Server-Sent Events of POST /api/v1/responses with stream: true.
 import { afterAll, beforeAll, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import type { AgentEvent } from "../../../src/agent/loop";
-import type { Turn, TurnResult } from "../../../src/agent/turns";
+import type { TurnResult } from "../../../src/agent/turn-types";
 import { buildResponse } from "../../../src/api/responses/objects";
 import { Run } from "../../../src/api/responses/runs";
-import { KEEPALIVE_MS, ResponseEventMapper, sseResponse } from "../../../src/api/responses/stream";
+import { ResponseEventMapper, responseStream } from "../../../src/api/responses/stream";
+import { KEEPALIVE_MS } from "../../../src/http/sse";
 import { startTestService, type TestService } from "../../support/harness";
 
 const MODEL = "stream-model";
@@ -366,21 +367,18 @@ describe("keepalive", () => {
         output: [{ type: "message", id: "item_k", role: "assistant", content: "done" }],
         usage: { inputTokens: 1, outputTokens: 1 },
       };
-      const turn: Turn = {
-        id: "resp_k",
-        threadId: "t",
-        createdAt: 1,
-        input: [],
-        async *run() {
-          await released; // a long silent tool call
-          yield { type: "message.started", itemId: "item_k" };
-          yield { type: "text.delta", itemId: "item_k", delta: "done" };
-          yield { type: "message.completed", item: { type: "message", id: "item_k", role: "assistant", content: "done" } };
-          return result;
-        },
-      };
       const echo = { store: true } as const;
-      const res = sseResponse(new Run(turn, { userId: "u", model: "m", echo: echo as any, tools: [] }, () => {}));
+      const run = new Run({ id: "resp_k", threadId: "t", createdAt: 1, input: [] }, { userId: "u", model: "m", echo: echo as any, tools: [] });
+      const res = responseStream(run);
+      run.follow(
+        (async () => {
+          await released; // a long silent tool call
+          run.event({ type: "message.started", itemId: "item_k" });
+          run.event({ type: "text.delta", itemId: "item_k", delta: "done" });
+          run.event({ type: "message.completed", item: { type: "message", id: "item_k", role: "assistant", content: "done" } });
+          return result;
+        })(),
+      );
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
       let text = "";

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { eq } from "drizzle-orm";
-import { threadOfResponse } from "../../../src/agent/ids";
+import { threadOfResponse } from "../../../src/conversation/ids";
 import { getGate, getThread, loadItems } from "../../../src/store/conversations";
 import { responses, threads } from "../../../src/store/schema";
 import { defineTool, type ToolContext } from "../../../src/tools/tool";
@@ -534,6 +534,16 @@ describe("built-in tools inside the loop", () => {
     );
     tools.register(
       defineTool({
+        name: "test_crash",
+        description: "Has a bug",
+        parameters: Type.Object({}),
+        async execute() {
+          return (undefined as unknown as { x: string }).x;
+        },
+      }),
+    );
+    tools.register(
+      defineTool({
         name: "test_explode",
         description: "Always fails",
         parameters: Type.Object({}),
@@ -612,6 +622,23 @@ describe("built-in tools inside the loop", () => {
     const r = await t.respond({ model: MODEL, input: "go" });
     expect(r.body.status).toBe("completed");
     expect(toolMessages(t.llm.lastChat())[0].content).toBe(untrusted("test_explode", "Error: test_explode failed: the widget is on fire"));
+  });
+
+  test("a built-in that crashes (a defect, not a failure it reports) fails the turn with tool_error", async () => {
+    t.llm.enqueue({ text: "Let me try.", toolCalls: [{ name: "test_crash", arguments: {} }] }, { text: "never asked" });
+    const before = t.llm.chatRequests().length;
+    const r = await t.respond({ model: MODEL, input: "go" });
+    expect(r.body.status).toBe("failed");
+    expect(r.body.error).toMatchObject({ code: "tool_error", type: "server_error" });
+    expect(r.body.error.message).toStartWith("The tool test_crash crashed: ");
+    expect(r.body.output.map((o: any) => o.content?.[0]?.text)).toEqual(["Let me try."]);
+    expect(t.llm.chatRequests()).toHaveLength(before + 1);
+    // stored so, and the thread goes on
+    const got = (await (await t.api(`/api/v1/responses/${r.body.id}`)).json()) as any;
+    expect(got.error.code).toBe("tool_error");
+    t.llm.enqueue({ text: "Fine now." });
+    const next = await t.respond({ model: MODEL, input: "again", previous_response_id: r.body.id });
+    expect(next.body.status).toBe("completed");
   });
 
   test("a call of an unknown tool becomes an error text for the model", async () => {

@@ -516,7 +516,7 @@ describe("webhook configuration", () => {
       const job = await accept(t, { user_id: "ops", message: "a long report" });
       const row = await finished(t, job.job_id);
       expect(row.status).toBe("failed");
-      expect(JSON.parse(row.error!).code).toBe("turn_timeout");
+      expect(row.error!.code).toBe("turn_timeout");
       expect(words.startsWith(row.response!)).toBe(true);
       expect(row.response!.length).toBeGreaterThan(0);
       expect(row.response!.length).toBeLessThan(words.length / 2);
@@ -539,7 +539,7 @@ describe("webhook configuration", () => {
     }
   });
 
-  test("a job whose conversation waits on an approval fails with code rejected", async () => {
+  test("a job whose conversation waits on an approval fails with code approval_required", async () => {
     const t = await startTestService({ env: webhookEnv({ TOOLS_ASK: "file_list" }) });
     try {
       t.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] });
@@ -547,13 +547,13 @@ describe("webhook configuration", () => {
       await t.llm.waitForRequests(1);
       const r1 = await finished(t, first.job_id);
       expect(r1.status).toBe("failed");
-      expect(JSON.parse(r1.error!).code).toBe("approval_required");
+      expect(r1.error!.code).toBe("approval_required");
 
       const second = await accept(t, { user_id: "gina", message: "hello again", conversation_id: "gated" });
       const r2 = await finished(t, second.job_id);
       expect(r2.status).toBe("failed");
       const rec = await hook(t, `/jobs/${second.job_id}`);
-      expect(rec.body.error).toEqual({ code: "rejected", message: expect.stringContaining("approval") });
+      expect(rec.body.error).toEqual({ code: "approval_required", message: expect.stringContaining("approval") });
       expect(t.llm.chatRequests()).toHaveLength(1); // the rejected job never reached the LLM
 
       // another conversation is not affected

@@ -1,16 +1,15 @@
-import type { Agent } from "../agent/turns";
-import type { Authenticator } from "../auth/principal";
-import type { UserAdmin } from "../auth/users";
-import type { RateLimiter } from "../auth/rate-limit";
-import type { Config } from "../config/schema";
-import type { Llm } from "../llm/types";
-import type { Logger } from "../log";
-import type { MemoryService } from "../memory/service";
-import type { Db } from "../store/db";
-import type { ToolRegistry } from "../tools/registry";
-import type { ChatEventHub } from "../gateway/events";
-import type { McpManager } from "../mcp/manager";
-import type { ExtensionManager } from "../extensions/manager";
+import type { Agent } from "./agent/turns";
+import type { Authenticator } from "./auth/principal";
+import type { UserAdmin } from "./auth/users";
+import type { RateLimiter } from "./auth/rate-limit";
+import type { Config } from "./config/schema";
+import type { Llm } from "./llm/types";
+import type { Logger } from "./log";
+import type { MemoryService } from "./memory/service";
+import type { Db } from "./store/db";
+import type { ToolRegistry } from "./tools/registry";
+import type { McpManager } from "./mcp/manager";
+import type { ExtensionManager } from "./extensions/manager";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -34,8 +33,6 @@ export interface Services {
   /** Timeout of turns that run without a waiting request (/api/chat/send): TURN_TIMEOUT_S. */
   backgroundTurnTimeoutMs: number;
   log: Logger;
-  /** Turn events of each user, for the web UI and the TUI (GET /api/chat/events). */
-  events: ChatEventHub;
   /** The configured MCP servers (their state is part of GET /api/status). */
   mcp?: McpManager;
   /** Installed extensions: their tools, credentials and OAuth flows (GET /api/extensions). */

@@ -1,7 +1,7 @@
 // toChatMessages: stored conversation items → chat-completions messages.
 import { describe, expect, test } from "bun:test";
-import { toChatMessages } from "../../src/agent/history";
-import type { ConversationItem } from "../../src/agent/items";
+import { toChatMessages } from "../../src/conversation/history";
+import type { ConversationItem } from "../../src/conversation/items";
 
 const PLACEHOLDER = "(no result: the tool call did not finish)";
 

@@ -15,7 +15,7 @@ export function errorResponse(error: unknown, log: (msg: string) => void = conso
   return envelope(500, "Internal server error", "server_error", null);
 }
 
-export function envelope(
+function envelope(
   status: number,
   message: string,
   type: string,

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { Forbidden, RateLimited } from "../errors";
 import type { Principal } from "../auth/principal";
 import { readJson } from "./body";
-import type { Services } from "./services";
+import type { Services } from "../services";
 
 const principals = new WeakMap<Request, Principal>();
 

@@ -1,3 +1,4 @@
+import type { ToolCall } from "../llm/types";
 import { Type, type Static } from "@sinclair/typebox";
 
 /** An image given with a message or a tool's output: a URL or a data URL. */
@@ -43,4 +44,33 @@ export type ConversationItem = Static<typeof ConversationItem>;
 export type ImageRef = Static<typeof ImageRef>;
 
 /** A tool call the model asked for, not yet run or returned. */
-export type PendingCall = { call_id: string; name: string; arguments: string };
+export type PendingCall = ToolCall;
+
+/**
+ * A summary of a thread's older items, stored in the thread like any item. Requests carry
+ * the latest one in place of everything before `first_kept_seq`; retrieval and history
+ * still show every item, with this one as a mark where the summary begins to stand in.
+ */
+export const CompactionItem = Type.Object({
+  type: Type.Literal("compaction"),
+  id: Type.String(),
+  summary: Type.String(),
+  /** Items from this seq on are carried verbatim after the summary. */
+  first_kept_seq: Type.Integer({ minimum: 0 }),
+  /** How many items of the thread the summary stands for (this and earlier compactions'). */
+  summarised_items: Type.Integer({ minimum: 0 }),
+  /** What asked for it: a request that would not fit, the provider refusing one, or a person. */
+  trigger: Type.Union([Type.Literal("auto"), Type.Literal("overflow"), Type.Literal("manual")]),
+  /** Whether the agent's silent memory step ran first, and how many documents it wrote. */
+  memory_notes: Type.Integer({ minimum: 0 }),
+  created_at: Type.Integer(),
+});
+
+export type CompactionItem = Static<typeof CompactionItem>;
+
+/** A tool the model may call but that a caller runs: the agent pauses on it. */
+export interface ExternalTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}

@@ -1,0 +1,53 @@
+import { InvalidRequest } from "../errors";
+import type { Gate } from "../store/conversations";
+import type { TurnRequest } from "./turn-types";
+
+/** A request that the thread's gate does not let through: a 400 that changes nothing. */
+export class GateBlocks extends InvalidRequest {
+  constructor(
+    message: string,
+    /** The gate in the way, or undefined when the request resumes one that is not there. */
+    readonly gate?: Gate["kind"],
+  ) {
+    super(message);
+  }
+}
+
+/** Checks a request against the gate its thread waits on (a new thread waits on none). */
+export function checkResume(req: TurnRequest, gate: Gate | undefined, gateUrl: string): void {
+  if (req.authorized) {
+    if (gate?.kind !== "oauth") throw new GateBlocks("No tool call is waiting for an extension to be connected on this thread.");
+    if (req.toolOutputs.length || req.messages.length) throw new GateBlocks("Resume the connected extension's call on its own, then send new messages.", "oauth");
+    return;
+  }
+  if (req.approval) {
+    if (gate?.kind !== "approval") throw new GateBlocks("No tool call is waiting for approval on this thread.");
+    if (req.toolOutputs.length || req.messages.length) throw new GateBlocks("Resolve the approval on its own, then send new messages.", "approval");
+    return;
+  }
+  if (req.toolOutputs.length === 0) {
+    if (gate?.kind === "external_tool") {
+      throw new GateBlocks(`This thread is waiting for the output of call ${gate.callId}; send a function_call_output item with that call_id first.`, gate.kind);
+    }
+    if (gate) throw new GateBlocks(gateElsewhere(gate, gateUrl), gate.kind);
+    return;
+  }
+  if (!gate) throw new GateBlocks("No tool call is waiting for output on this thread.");
+  if (gate.kind !== "external_tool") throw new GateBlocks(gateElsewhere(gate, gateUrl), gate.kind);
+  if (req.toolOutputs.length > 1) {
+    throw new GateBlocks(`Only one function_call_output is expected: the thread waits for call ${gate.callId}.`, gate.kind);
+  }
+  const got = req.toolOutputs[0]!.call_id;
+  if (got !== gate.callId) throw new GateBlocks(`call_id ${JSON.stringify(got)} does not match the pending call ${gate.callId}.`, gate.kind);
+}
+
+function gateElsewhere(gate: Gate, url: string): string {
+  const what =
+    gate.kind === "approval"
+      ? `approval of ${String(gate.details?.tool ?? "a tool call")}`
+      : gate.kind === "oauth"
+        ? `connection of the extension ${String(gate.details?.extension ?? "")} (OAuth)`
+        : `${gate.kind} gate`;
+  const where = gate.kind === "oauth" && gate.details?.connect_url ? String(gate.details.connect_url) : url;
+  return `This thread waits on a pending ${what}; resolve it in the web UI at ${where} or another channel first.`;
+}

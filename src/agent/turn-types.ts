@@ -1,0 +1,77 @@
+import type { LlmOptions } from "../llm/types";
+import type { TurnErrorCode } from "../errors";
+import type { StoreWrite } from "../store/db";
+import type { ExternalTool } from "../conversation/items";
+import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "../conversation/items";
+
+export type ApprovalDecision = "approve" | "deny" | "always";
+
+/** An item a caller sends: a message (`type` may be left out), or a call and output it replays. */
+export type InputItem =
+  | { type?: "message"; role: "user" | "assistant"; content: string; images?: ImageRef[] }
+  | Omit<FunctionCallItem, "id">
+  | Omit<FunctionCallOutputItem, "id">;
+
+export interface TurnRequest {
+  userId: string;
+  /** Where the turn came from: the log line says it, and a new thread is labelled with it. */
+  channel: "responses" | "chat" | "webhook";
+  /** Continue this thread; undefined starts a new one. */
+  threadId?: string;
+  /** This turn's input, in order: the history a stateless caller replays, then its new messages. */
+  messages: InputItem[];
+  /** Outputs answering the call the thread waits on (a resume of its external-tool gate). */
+  toolOutputs: { call_id: string; output: string; images?: ImageRef[] }[];
+  /** The response the caller continues: it must be theirs and still stored, or the thread is not found. */
+  previousResponseId?: string;
+  /** false: the turn runs but nothing of it is stored (Responses `store: false`). */
+  store?: boolean;
+  /** Sampling and output format sent to the LLM with every step. */
+  llmOptions?: LlmOptions;
+  /** Caller tools for the thread; undefined keeps the catalog the thread already has. */
+  externalTools?: ExternalTool[];
+  /** What the response reports as its model. */
+  model: string;
+  /** Cut the turn short when it runs longer than this. */
+  timeoutMs?: number;
+  /** Facts of the request the channel wants back when the response is read again. */
+  meta?: Record<string, unknown>;
+  /** Writes of the channel committed in the same transaction as the turn. */
+  commitAlso?: (result: TurnResult) => StoreWrite[];
+  /** Resolves the approval gate the thread waits on, instead of adding messages. */
+  approval?: ApprovalDecision;
+  /** Resumes a thread waiting on an OAuth gate, once the extension has been connected. */
+  authorized?: boolean;
+  /**
+   * Whether the channel shows gates to a person (web UI, TUI). When it does not (the
+   * Responses API), a turn that reaches an approval gate fails with approval_required.
+   */
+  surfacesGates?: boolean;
+}
+
+/** A turn the agent accepted: what a channel knows of it before it ends. */
+export interface TurnHandle {
+  id: string;
+  threadId: string;
+  createdAt: number;
+  /** The turn's input items, as they are stored. */
+  input: ConversationItem[];
+}
+
+export interface TurnResult extends Omit<TurnHandle, "input"> {
+  model: string;
+  status: "completed" | "failed";
+  error: { code: TurnErrorCode; message: string } | null;
+  /** The items of this turn: its input, then what it produced. */
+  items: ConversationItem[];
+  /** What the turn produced: `items` without the input. */
+  output: ConversationItem[];
+  usage: { inputTokens: number; outputTokens: number };
+  /** The caller tools the thread offered during this turn. */
+  tools: ExternalTool[];
+}
+
+/** What the assistant said in a turn: its messages' text, in order. */
+export function answerText(r: Pick<TurnResult, "output">): string {
+  return r.output.flatMap((i) => (i.type === "message" && i.role === "assistant" ? [i.content] : [])).join("\n\n");
+}

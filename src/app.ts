@@ -1,0 +1,65 @@
+import { Elysia } from "elysia";
+import { InvalidRequest, NotFound, PayloadTooLarge, ServiceError } from "./errors";
+import { adminRoutes } from "./api/admin/users";
+import { errorResponse } from "./http/envelope";
+import { MAX_BODY_BYTES } from "./http/body";
+import { proxyRoutes } from "./api/proxy";
+import { conversationRoutes } from "./api/conversations";
+import { modelRoutes } from "./api/models";
+import { jobsRoutes } from "./gateway/jobs";
+import { chatRoutes } from "./gateway/chat";
+import { ChatEventHub } from "./gateway/events";
+import { approvalRoutes } from "./gateway/approvals";
+import { memoryRoutes } from "./gateway/memory";
+import { extensionRoutes } from "./gateway/extensions";
+import { webUiRoutes } from "./gateway/web-ui";
+import { responsesApi } from "./api/responses/routes";
+import { describeInvalid, schemaOf } from "./http/validation";
+import type { Services } from "./services";
+import { statusRoutes } from "./api/status";
+
+/** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
+export function createApp(s: Services) {
+  const responses = responsesApi(s);
+  // each user's turn events, for the web UI and the TUI (GET /api/chat/events)
+  const events = new ChatEventHub();
+  // every OpenAI-style route answers under /api/v1 and under the legacy /v1 alike
+  const openAiCompatible = (prefix: string) =>
+    new Elysia({ name: "openai-compatible", seed: prefix })
+      .use(responses(prefix))
+      .use(conversationRoutes(s, prefix))
+      .use(modelRoutes(s, prefix))
+      .use(proxyRoutes(s, prefix));
+  // Elysia finds the path after the 11th character of request.url by default, which assumes a
+  // host of some length: with `Host: x`, GET /xx/health would be routed as /health. And it
+  // "normalizes" bodies by default: drops fields a schema does not list, even where it allows
+  // any (a caller's x_context), and makes an object of a string; bodies are taken as sent.
+  return new Elysia({ handler: { standardHostname: false }, normalize: false })
+    .onRequest(({ request }) => {
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) {
+        return errorResponse(new PayloadTooLarge("14 MiB"));
+      }
+    })
+    .onError({ as: "global" }, ({ code, error }) => {
+      if (code === "NOT_FOUND") return errorResponse(new NotFound("No such route."));
+      // a route's own body reader (http/body.ts) says what was wrong: too large, not JSON, ...
+      if (code === "PARSE") {
+        const cause = (error as Error).cause;
+        return errorResponse(cause instanceof ServiceError ? cause : new InvalidRequest("The request body is not valid JSON."));
+      }
+      if (code === "VALIDATION") return errorResponse(new InvalidRequest(describeInvalid(schemaOf(error.validator), error.value)));
+      return errorResponse(error, s.log);
+    })
+    .use(statusRoutes(s))
+    .use(openAiCompatible("/api/v1"))
+    .use(openAiCompatible("/v1"))
+    .use(adminRoutes(s))
+    .use(jobsRoutes(s))
+    .use(chatRoutes(s, events))
+    .use(approvalRoutes(s, events))
+    .use(memoryRoutes(s))
+    .use(extensionRoutes(s, events))
+    .use(webUiRoutes());
+}
+
+export type App = ReturnType<typeof createApp>;
