@@ -1,4 +1,4 @@
-import blessed from "blessed";
+import type blessed from "blessed";
 import { ChatClient } from "../gateway/client/http";
 import { Editor } from "./editor";
 import { Layout, type Focus } from "./layout";
