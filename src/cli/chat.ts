@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isUuid } from "../conversation/ids";
 import { loadConfig, servicePaths, type Env } from "../config/load";
-import { ApiError, ChatClient, ConnectionError, connectHost } from "../tui/client";
+import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
+import { connectHost } from "./instance";
 import { fileLog, logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
 import { CHAT_USAGE } from "./usage";
@@ -44,7 +45,7 @@ export async function chat(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const client = new ChatClient(url, token);
+  const client = new ChatClient({ baseUrl: url, token });
   try {
     await client.status();
     if (threadId) await client.history(threadId);

@@ -6,7 +6,6 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Env, Paths } from "../config/load";
 import type { Config } from "../config/schema";
-import { connectHost } from "../tui/client";
 
 export interface RunRecord {
   pid: number;
@@ -15,6 +14,13 @@ export interface RunRecord {
   webhook_url: string | null;
   version: string;
   started_at: string;
+}
+
+/** The host to connect to for a listen address: a wildcard address is reached on loopback. */
+export function connectHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::" || host === "[::]") return "[::1]";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
 
 const runFile = (paths: Paths) => join(paths.home, "serve.json");

@@ -4,10 +4,9 @@ import { loadConfig, readConfigFile, servicePaths, type Paths } from "../config/
 import { unknownKeys, unknownKeyWarning } from "../config/unknown-keys";
 import { createLogger, guardStdio } from "../log";
 import { startService, type RunningService } from "../server";
-import { connectHost } from "../tui/client";
 import { logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
-import { removeRunRecord, writeRunRecord } from "./instance";
+import { connectHost, removeRunRecord, writeRunRecord } from "./instance";
 import { SERVE_USAGE } from "./usage";
 
 export async function serve(argv: string[]): Promise<number> {

@@ -8,11 +8,12 @@ import type { ChatEventHub } from "./events";
 import { NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 import { iso } from "./chat";
+import { Decision } from "./chat-wire";
 
-
-export const DecisionBody = Type.Object({
-  decision: Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")], { error: "is required and must be approve, deny or always." }),
-}, { additionalProperties: true });
+export const DecisionBody = Type.Object(
+  { decision: Type.Union(Decision.anyOf, { error: "is required and must be approve, deny or always." }) },
+  { additionalProperties: true },
+);
 
 /**
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls

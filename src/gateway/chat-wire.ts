@@ -1,97 +1,123 @@
 // The shapes of the local chat endpoints (src/gateway/chat.ts, events.ts, approvals.ts), in
 // one place for the server and its two clients: the web UI (src/gateway/web) and the TUI.
-// Types only, with no imports, so the browser bundle can use them too.
+// The clients import the types only (`import type`), so TypeBox stays out of the browser bundle.
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 
-/** What the web UI and the TUI receive on GET /api/chat/events, one SSE event each. */
-export type ChatEvent =
-  | { type: "turn.started"; thread_id: string; response_id: string }
-  | { type: "message.started"; thread_id: string; response_id: string; item_id: string }
-  | { type: "message.delta"; thread_id: string; response_id: string; item_id: string; delta: string }
-  | { type: "message.completed"; thread_id: string; response_id: string; item_id: string; text: string }
-  | { type: "tool.started"; thread_id: string; response_id: string; call_id: string; name: string; arguments: string }
-  | { type: "tool.completed"; thread_id: string; response_id: string; call_id: string; output: string; is_error: boolean }
-  | { type: "approval.required"; thread_id: string; response_id: string; call_id: string; tool: string; arguments: string }
-  /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
-  | { type: "auth.required"; thread_id: string; response_id: string; call_id: string; tool: string; extension: string; connect_url: string }
-  /** Older turns of the thread were summarised to make room for this one. */
-  | { type: "thread.compacted"; thread_id: string; response_id: string; compaction: CompactionMark }
-  | {
-      type: "turn.completed";
-      thread_id: string;
-      response_id: string;
-      status: "completed" | "failed";
-      /** `code` is a turn error code (`cancelled`, `llm_error`, ...), or null when the service itself failed. */
-      error: { code: string | null; message: string } | null;
-      waiting: "approval" | "oauth" | null;
-    };
-
-/** GET /api/chat/threads */
-export interface ThreadSummary {
-  id: string;
-  title: string | null;
-  /** The channel that started the thread: responses (the API), chat (web UI, TUI) or webhook; null for older threads. */
-  channel: string | null;
-  /** ISO 8601, UTC. */
-  created_at: string;
-  updated_at: string;
-  /** The gate the thread waits on, if any. */
-  waiting: "external_tool" | "approval" | "oauth" | null;
-}
-
-/** An entry of GET /api/chat/history: a message, or a tool call with its result. */
-export type HistoryItem =
-  /** `status: "incomplete"`: an answer cut short (stopped, timed out, the service stopped, the model failed). */
-  | { type: "message"; id: string; role: "user" | "assistant"; content: string; status?: "incomplete" }
-  | { type: "tool_call"; id: string; call_id: string; name: string; arguments: string; output: string | null; external: boolean }
-  /** Where the model's view of the thread begins to be a summary: the items before it were summarised. */
-  | CompactionMark;
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Ids = { thread_id: Type.String(), response_id: Type.String() };
 
 /** A compaction as the chat UIs show it (history, POST /api/chat/threads/{id}/compact, events). */
-export interface CompactionMark {
-  type: "compaction";
-  id: string;
-  summary: string;
+export const CompactionMark = Type.Object({
+  type: Type.Literal("compaction"),
+  id: Type.String(),
+  summary: Type.String(),
   /** How many items of the thread the summary stands for. */
-  summarised_items: number;
-  trigger: "auto" | "overflow" | "manual";
+  summarised_items: Type.Number(),
+  trigger: Type.Union([Type.Literal("auto"), Type.Literal("overflow"), Type.Literal("manual")]),
   /** Notes the agent saved to memory just before. */
-  memory_notes: number;
-  created_at: number;
-}
+  memory_notes: Type.Number(),
+  created_at: Type.Number(),
+});
+export type CompactionMark = Static<typeof CompactionMark>;
+
+/** What the web UI and the TUI receive on GET /api/chat/events, one SSE event each. */
+export const ChatEvent = Type.Union([
+  Type.Object({ type: Type.Literal("turn.started"), ...Ids }),
+  Type.Object({ type: Type.Literal("message.started"), ...Ids, item_id: Type.String() }),
+  Type.Object({ type: Type.Literal("message.delta"), ...Ids, item_id: Type.String(), delta: Type.String() }),
+  Type.Object({ type: Type.Literal("message.completed"), ...Ids, item_id: Type.String(), text: Type.String() }),
+  Type.Object({ type: Type.Literal("tool.started"), ...Ids, call_id: Type.String(), name: Type.String(), arguments: Type.String() }),
+  Type.Object({ type: Type.Literal("tool.completed"), ...Ids, call_id: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
+  Type.Object({ type: Type.Literal("approval.required"), ...Ids, call_id: Type.String(), tool: Type.String(), arguments: Type.String() }),
+  /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
+  Type.Object({
+    type: Type.Literal("auth.required"),
+    ...Ids,
+    call_id: Type.String(),
+    tool: Type.String(),
+    extension: Type.String(),
+    connect_url: Type.String(),
+  }),
+  /** Older turns of the thread were summarised to make room for this one. */
+  Type.Object({ type: Type.Literal("thread.compacted"), ...Ids, compaction: CompactionMark }),
+  Type.Object({
+    type: Type.Literal("turn.completed"),
+    ...Ids,
+    status: Type.Union([Type.Literal("completed"), Type.Literal("failed")]),
+    /** `code` is a turn error code (`cancelled`, `llm_error`, ...), or null when the service itself failed. */
+    error: Nullable(Type.Object({ code: Nullable(Type.String()), message: Type.String() })),
+    waiting: Nullable(Type.Union([Type.Literal("approval"), Type.Literal("oauth")])),
+  }),
+]);
+export type ChatEvent = Static<typeof ChatEvent>;
+
+/** GET /api/chat/threads, one entry of `threads`. */
+export const ThreadSummary = Type.Object({
+  id: Type.String(),
+  title: Nullable(Type.String()),
+  /** The channel that started the thread: responses (the API), chat (web UI, TUI) or webhook; null for older threads. */
+  channel: Nullable(Type.String()),
+  /** ISO 8601, UTC. */
+  created_at: Type.String(),
+  updated_at: Type.String(),
+  /** The gate the thread waits on, if any. */
+  waiting: Nullable(Type.Union([Type.Literal("external_tool"), Type.Literal("approval"), Type.Literal("oauth")])),
+});
+export type ThreadSummary = Static<typeof ThreadSummary>;
+
+/** An entry of GET /api/chat/history: a message, or a tool call with its result. */
+export const HistoryItem = Type.Union([
+  Type.Object({
+    type: Type.Literal("message"),
+    id: Type.String(),
+    role: Type.Union([Type.Literal("user"), Type.Literal("assistant")]),
+    content: Type.String(),
+    /** An answer cut short (stopped, timed out, the service stopped, the model failed). */
+    status: Type.Optional(Type.Literal("incomplete")),
+  }),
+  Type.Object({
+    type: Type.Literal("tool_call"),
+    id: Type.String(),
+    call_id: Type.String(),
+    name: Type.String(),
+    arguments: Type.String(),
+    output: Nullable(Type.String()),
+    external: Type.Boolean(),
+  }),
+  /** Where the model's view of the thread begins to be a summary: the items before it were summarised. */
+  CompactionMark,
+]);
+export type HistoryItem = Static<typeof HistoryItem>;
 
 /** POST /api/chat/threads/{thread_id}/compact */
-export interface Compacted {
-  thread_id: string;
-  compacted: boolean;
-  compaction: CompactionMark | null;
-}
+export const Compacted = Type.Object({ thread_id: Type.String(), compacted: Type.Boolean(), compaction: Nullable(CompactionMark) });
+export type Compacted = Static<typeof Compacted>;
 
 /** What a thread waits on, in GET /api/chat/history. */
-export interface Waiting {
-  kind: string;
-  call_id: string;
-  tool: string | null;
-  arguments: string | null;
+export const Waiting = Type.Object({
+  kind: Type.String(),
+  call_id: Type.String(),
+  tool: Nullable(Type.String()),
+  arguments: Nullable(Type.String()),
   /** OAuth gates: the extension to connect and the page that connects it. */
-  extension?: string | null;
-  connect_url?: string | null;
-}
+  extension: Type.Optional(Nullable(Type.String())),
+  connect_url: Type.Optional(Nullable(Type.String())),
+});
+export type Waiting = Static<typeof Waiting>;
 
 /** GET /api/chat/history */
-export interface History {
-  thread_id: string;
-  title: string | null;
-  items: HistoryItem[];
-  waiting: Waiting | null;
-}
+export const History = Type.Object({
+  thread_id: Type.String(),
+  title: Nullable(Type.String()),
+  items: Type.Array(HistoryItem),
+  waiting: Nullable(Waiting),
+});
+export type History = Static<typeof History>;
 
 /** POST /api/chat/send (202) */
-export interface Accepted {
-  message_id: string;
-  response_id: string;
-  thread_id: string;
-  status: string;
-}
+export const Accepted = Type.Object({ message_id: Type.String(), ...Ids, status: Type.Literal("accepted") });
+export type Accepted = Static<typeof Accepted>;
 
-/** POST /api/chat/approvals/{thread_id} */
-export type Decision = "approve" | "deny" | "always";
+/** POST /api/chat/approvals/{thread_id}: the body's `decision`. */
+export const Decision = Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]);
+export type Decision = Static<typeof Decision>;

@@ -1,4 +1,4 @@
-import { escapeTags } from "./transcript";
+import { escapeTags } from "./text";
 
 /** The message being typed: text and a cursor, edited key by key. */
 export class Editor {

@@ -1,6 +1,7 @@
-import type { ConnectionState, ThreadSummary } from "./client";
+import type { StreamState } from "../gateway/client/sse";
+import type { ThreadSummary } from "../gateway/chat-wire";
 import type { Focus } from "./layout";
-import { brief, escapeTags } from "./transcript";
+import { brief, escapeTags } from "./text";
 
 /** The first entry of the thread list: starts a new conversation. */
 export const NEW_THREAD = "+ new conversation";
@@ -12,7 +13,7 @@ const HINTS: Record<Focus, string> = {
   threads: "Up/Down choose · Enter open · Tab focus · Esc back · ^C quit",
 };
 
-const CONNECTION: Record<ConnectionState, string> = {
+const CONNECTION: Record<StreamState, string> = {
   connecting: "{yellow-fg}connecting…{/yellow-fg}",
   connected: "{green-fg}● connected{/green-fg}",
   reconnecting: "{red-fg}○ reconnecting…{/red-fg}",
@@ -37,7 +38,7 @@ export function threadLines(threads: ThreadSummary[], current: string | undefine
 export function statusLine(s: {
   model: string;
   thread: { id: string; title: string | null } | undefined;
-  connection: ConnectionState;
+  connection: StreamState;
   activity: "approval" | "thinking" | "ready";
   focus: Focus;
 }): string {

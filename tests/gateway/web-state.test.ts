@@ -1,9 +1,10 @@
-// The web UI's browser-free parts: the SSE parser and the chat model that puts events and
-// send replies together (the browser tests cover the rest).
+// The chat UIs' browser-free parts (src/gateway/client, shared by the web UI and the TUI): the
+// SSE parser and the chat model that puts events and send replies together (the browser
+// tests cover the rest).
 import { describe, expect, test } from "bun:test";
+import { ChatModel } from "../../src/gateway/client/chat-model";
+import { SseParser } from "../../src/gateway/client/sse";
 import type { ChatEvent as ServerEvent } from "../../src/gateway/events";
-import { ChatModel } from "../../src/gateway/web/chat-state";
-import { SseParser } from "../../src/gateway/web/sse";
 import type { ChatEvent as WebEvent } from "../../src/gateway/web/wire";
 
 // The browser's copy of the event shapes must match the server's exactly (compile-time check).

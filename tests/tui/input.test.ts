@@ -1,9 +1,11 @@
 // The TUI's pure parts: raw key translation (Shift+Enter and friends), the line editor and
-// the transcript's rendering.
+// the transcript's rendering (of the chat model shared with the web UI).
 import { describe, expect, test } from "bun:test";
+import { ChatModel } from "../../src/gateway/client/chat-model";
 import { InputTranslator, legacyKey } from "../../src/tui/input";
 import { Editor } from "../../src/tui/editor";
-import { Transcript, escapeTags } from "../../src/tui/transcript";
+import { escapeTags } from "../../src/tui/text";
+import { Transcript, TUI_WORDING } from "../../src/tui/transcript";
 
 const translate = (...chunks: string[]) => {
   const t = new InputTranslator();
@@ -91,52 +93,61 @@ describe("Editor", () => {
 });
 
 describe("Transcript", () => {
+  const ids = { thread_id: "t", response_id: "r" };
+  /** Thread "t" of a chat model, open in the transcript. */
+  const open = () => new Transcript(new ChatModel(TUI_WORDING), "t");
+
   test("renders messages, tool calls and approvals with user text escaped", () => {
-    const t = new Transcript();
-    t.add({ kind: "user", text: "use {bold}" });
-    t.assistant("m1").text = "partial";
-    t.add({ kind: "tool", callId: "c1", name: "file_list", args: "{}" });
-    t.tool("c1")!.output = "a.txt (file, 3 bytes)\nb.txt";
-    t.add({ kind: "approval", callId: "c2", tool: "web_fetch", args: '{"url":"x"}' });
+    const t = open();
+    t.chat.beginSend("t", "use {bold}");
+    t.chat.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "partial" });
+    t.chat.apply({ type: "tool.started", ...ids, call_id: "c1", name: "file_list", arguments: "{}" });
+    t.chat.apply({ type: "tool.completed", ...ids, call_id: "c1", output: "a.txt (file, 3 bytes)\nb.txt", is_error: false });
+    t.chat.apply({ type: "approval.required", ...ids, call_id: "c2", tool: "web_fetch", arguments: '{"url":"x"}' });
     const out = t.render();
     expect(out).toContain(`You:{/bold}{/cyan-fg} ${escapeTags("use {bold}")}`);
     expect(out).toContain("partial{yellow-fg}▍");
     expect(out).toContain("↳ a.txt (file, 3 bytes) b.txt");
     expect(out).toContain("{bold}a{/bold} approve");
-    t.settle();
+    t.chat.apply({ type: "turn.completed", ...ids, status: "completed", error: null, waiting: "approval" });
     expect(t.render()).not.toContain("▍");
   });
 
   test("shows a tool result without its <tool_output> envelope", () => {
-    const t = new Transcript();
-    t.add({ kind: "tool", callId: "c", name: "file_list", args: "{}", output: '<tool_output tool="file_list" trust="untrusted">\n. is empty.\n</tool_output>' });
+    const t = open();
+    const output = '<tool_output tool="file_list" trust="untrusted">\n. is empty.\n</tool_output>';
+    t.chat.loadHistory("t", { thread_id: "t", title: null, items: [{ type: "tool_call", id: "c", call_id: "c", name: "file_list", arguments: "{}", output, external: false }], waiting: null });
     expect(t.render()).toContain("↳ . is empty.{/white-fg}");
   });
 
   test("follows a turn's events: streamed text, a tool call, a failure", () => {
-    const t = new Transcript();
-    const ids = { thread_id: "t", response_id: "r" };
-    t.apply({ type: "message.started", ...ids, item_id: "m0" });
-    t.apply({ type: "message.completed", ...ids, item_id: "m0", text: "" }); // tool calls only
-    t.apply({ type: "tool.started", ...ids, call_id: "c", name: "file_read", arguments: '{"path":"a"}' });
-    t.apply({ type: "tool.completed", ...ids, call_id: "c", output: "nope", is_error: true });
-    t.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "Hel" });
-    t.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "lo" });
+    const t = open();
+    t.chat.apply({ type: "message.started", ...ids, item_id: "m0" });
+    t.chat.apply({ type: "message.completed", ...ids, item_id: "m0", text: "" }); // tool calls only
+    t.chat.apply({ type: "tool.started", ...ids, call_id: "c", name: "file_read", arguments: '{"path":"a"}' });
+    t.chat.apply({ type: "tool.completed", ...ids, call_id: "c", output: "nope", is_error: true });
+    t.chat.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "Hel" });
+    t.chat.apply({ type: "message.delta", ...ids, item_id: "m1", delta: "lo" });
     expect(t.entries.map((e) => e.kind)).toEqual(["tool", "assistant"]);
     expect(t.render()).toContain("{red-fg}↳ nope");
     expect(t.render()).toContain("Hello{yellow-fg}▍");
-    t.apply({ type: "turn.completed", ...ids, status: "failed", error: { code: "llm_error", message: "boom" }, waiting: null });
+    t.chat.apply({ type: "turn.completed", ...ids, status: "failed", error: { code: "llm_error", message: "boom" }, waiting: null });
     expect(t.render()).toContain("Error:{/bold} boom");
     expect(t.render()).not.toContain("▍");
   });
 
   test("loads a thread's history", () => {
-    const t = new Transcript();
-    t.load([
-      { type: "message", id: "1", role: "user", content: "hi" },
-      { type: "tool_call", id: "2", call_id: "c", name: "file_read", arguments: "{}", output: "text", external: false },
-      { type: "message", id: "3", role: "assistant", content: "done" },
-    ]);
+    const t = open();
+    t.chat.loadHistory("t", {
+      thread_id: "t",
+      title: null,
+      items: [
+        { type: "message", id: "1", role: "user", content: "hi" },
+        { type: "tool_call", id: "2", call_id: "c", name: "file_read", arguments: "{}", output: "text", external: false },
+        { type: "message", id: "3", role: "assistant", content: "done" },
+      ],
+      waiting: null,
+    });
     expect(t.entries.map((e) => e.kind)).toEqual(["user", "tool", "assistant"]);
   });
 });

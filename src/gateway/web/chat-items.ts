@@ -1,4 +1,4 @@
-import type { ViewItem } from "./chat-state";
+import type { ItemOf, ViewItem } from "../client/conversation";
 import { fill, h, prettyJson } from "./dom";
 import { renderMarkdown } from "./markdown";
 import type { Decision } from "./wire";
@@ -10,7 +10,8 @@ export interface ItemView {
 
 export type Decide = (threadId: string, callId: string, decision: Decision) => void;
 
-type Of<K extends ViewItem["kind"]> = Extract<ViewItem, { kind: K }>;
+/** Shown under an answer that was stored cut short. */
+const CUT_SHORT = "This answer was cut short.";
 
 /** The element for one conversation item; `update` changes it in place as the item grows. */
 export function itemView(item: ViewItem, decide: Decide): ItemView {
@@ -40,7 +41,7 @@ function compactionView(): ItemView {
   return {
     el,
     update(raw) {
-      const item = raw as Of<"compaction">;
+      const item = raw as ItemOf<"compaction">;
       const notes = item.memoryNotes ? `, ${item.memoryNotes} memory note${item.memoryNotes === 1 ? "" : "s"} saved` : "";
       label.textContent = `Earlier turns summarised (${item.summarisedItems} items${notes})`;
       body.textContent = item.summary;
@@ -54,14 +55,15 @@ function userView(): ItemView {
   return {
     el,
     update(item) {
-      bubble.textContent = (item as Of<"user">).text;
+      bubble.textContent = (item as ItemOf<"user">).text;
     },
   };
 }
 
 function assistantView(): ItemView {
   const body = h("div", { class: "md" });
-  const el = h("div", { class: "msg assistant" }, body);
+  const cutShort = h("p", { class: "notice info", role: "status", text: CUT_SHORT, hidden: true });
+  const el = h("div", { class: "msg assistant" }, body, cutShort);
   let shown: string | null = null;
   let frame = 0;
   let latest = "";
@@ -74,10 +76,11 @@ function assistantView(): ItemView {
   return {
     el,
     update(raw) {
-      const item = raw as Of<"assistant">;
+      const item = raw as ItemOf<"assistant">;
       el.classList.toggle("streaming", item.streaming);
       el.setAttribute("aria-busy", String(item.streaming));
       latest = item.text;
+      cutShort.hidden = !item.cutShort;
       // many deltas a second: render at most once per frame while streaming
       if (!item.streaming) paint();
       else if (!frame) frame = requestAnimationFrame(paint);
@@ -100,7 +103,7 @@ function toolView(): ItemView {
   return {
     el,
     update(raw) {
-      const item = raw as Of<"tool">;
+      const item = raw as ItemOf<"tool">;
       name.textContent = item.name;
       const state = item.output === null ? "running" : item.isError ? "error" : "done";
       el.dataset.state = state;
@@ -131,7 +134,7 @@ function approvalView(decide: Decide): ItemView {
   return {
     el,
     update(raw) {
-      const item = raw as Of<"approval">;
+      const item = raw as ItemOf<"approval">;
       tool.textContent = item.tool;
       args.textContent = prettyJson(item.arguments) || "(no arguments)";
       error.textContent = item.error ?? "";
@@ -172,7 +175,7 @@ function connectView(): ItemView {
   return {
     el,
     update(raw) {
-      const item = raw as Of<"connect">;
+      const item = raw as ItemOf<"connect">;
       tool.textContent = item.tool;
       extension.textContent = item.extension;
       const href = safeUrl(item.url);
@@ -191,7 +194,7 @@ function noticeView(): ItemView {
   return {
     el,
     update(raw) {
-      const item = raw as Of<"notice">;
+      const item = raw as ItemOf<"notice">;
       el.className = `notice ${item.tone}`;
       el.setAttribute("role", item.tone === "error" ? "alert" : "status");
       el.textContent = item.text;

@@ -1,6 +1,8 @@
-import { api, ApiError } from "./api";
+import type { ChatModel } from "../client/chat-model";
+import type { ViewItem } from "../client/conversation";
+import { ApiError } from "../client/http";
+import { api } from "./api";
 import { itemView, type ItemView } from "./chat-items";
-import type { ChatModel, ViewItem } from "./chat-state";
 import { ago, fill, h } from "./dom";
 import type { ChatEvent, Decision, ThreadSummary } from "./wire";
 
@@ -121,7 +123,7 @@ export class ChatView {
 
   async refreshThreads(): Promise<void> {
     try {
-      this.#threads = (await api.threads()).threads;
+      this.#threads = await api.threads();
       this.#threadsError = null;
     } catch (e) {
       this.#threadsError = (e as Error).message;
@@ -184,12 +186,11 @@ export class ChatView {
   }
 
   #stopTurn(): void {
-    const turn = this.#model.running(this.#current);
-    if (!turn) return;
+    if (!this.#model.running(this.#current)) return;
     this.#stop.disabled = true;
     this.#status.textContent = "Stopping…";
-    if (turn.responseId) void this.#cancel(this.#current, turn.responseId);
-    else turn.stopRequested = true;
+    const responseId = this.#model.requestStop(this.#current);
+    if (responseId) void this.#cancel(this.#current, responseId);
   }
 
   async #cancel(threadId: string | null, responseId: string): Promise<void> {
@@ -337,7 +338,7 @@ const CHANNELS: Record<string, string> = { webhook: "webhook", responses: "API" 
 function signature(item: ViewItem): string {
   switch (item.kind) {
     case "assistant":
-      return `${item.streaming}|${item.text}`;
+      return `${item.streaming}|${item.cutShort}|${item.text}`;
     case "tool":
       return `${item.output === null}|${item.isError}|${item.output?.length ?? 0}`;
     case "approval":

@@ -1,10 +1,14 @@
-import { api, ApiError, onUnauthorized } from "./api";
-import { ChatModel } from "./chat-state";
+import { ChatModel } from "../client/chat-model";
+import { ApiError } from "../client/http";
+import type { StreamState } from "../client/sse";
+import { api, checkToken, onUnauthorized } from "./api";
 import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
 import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
-import { followEvents, type StreamState } from "./sse";
+
+/** The pauses before reconnecting the event stream, the last one repeated. */
+const RETRY_MS = [1_000, 2_000, 4_000, 8_000, 10_000];
 
 const root = document.getElementById("app")!;
 
@@ -19,7 +23,9 @@ class Shell {
     chat: h("a", { href: "/", text: "Chat" }),
     memory: h("a", { href: "/memory", text: "Memory" }),
   };
-  #events: { close(): void };
+  #events = new AbortController();
+  /** The event stream has been open once: opening it again means events may have been missed. */
+  #opened = false;
   #memoryLoaded = false;
 
   constructor() {
@@ -49,15 +55,11 @@ class Shell {
       ),
       this.#screen,
     );
-    this.#events = followEvents({
-      token: storedToken,
+    void api.follow({
       onEvent: (e) => this.chat.handle(e),
-      onState: (s) => this.#showConnection(s),
-      onReconnect: () => {
-        void this.chat.refreshThreads();
-        if (this.chat.current) void this.chat.reload(this.chat.current);
-      },
-      onUnauthorized: () => signedOut("Your token is no longer accepted. Sign in again."),
+      onState: (s) => this.#onStream(s),
+      signal: this.#events.signal,
+      retryMs: RETRY_MS,
     });
     addEventListener("popstate", this.#onPopState);
     void this.chat.refreshThreads();
@@ -84,13 +86,20 @@ class Shell {
   }
 
   close(): void {
-    this.#events.close();
+    this.#events.abort();
     removeEventListener("popstate", this.#onPopState);
   }
 
   #onPopState = () => void this.route();
 
-  #showConnection(state: StreamState): void {
+  #onStream(stream: StreamState): void {
+    if (stream === "unauthorized") return signedOut("Your token is no longer accepted. Sign in again.");
+    if (stream === "connected" && this.#opened) {
+      void this.chat.refreshThreads();
+      if (this.chat.current) void this.chat.reload(this.chat.current);
+    }
+    if (stream === "connected") this.#opened = true;
+    const state = stream === "connected" ? "open" : this.#opened ? "offline" : "connecting";
     this.#conn.dataset.state = state;
     this.#conn.textContent = state === "open" ? "" : state === "connecting" ? "Connecting…" : "Offline, reconnecting…";
     this.#conn.title = state === "open" ? "Live" : this.#conn.textContent;
@@ -135,7 +144,7 @@ function signInView(message?: string): HTMLElement {
         button.disabled = true;
         error.textContent = "";
         try {
-          await api.check(token);
+          await checkToken(token);
           storeToken(token);
           start();
         } catch (err) {

@@ -1,4 +1,5 @@
-import { api, ApiError } from "./api";
+import { ApiError } from "../client/http";
+import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import { renderMarkdown } from "./markdown";
 import type { MemoryDocument, MemoryHit } from "./wire";

@@ -1,0 +1,181 @@
+// What a chat UI shows of a thread, from its stored history and the events of its live turns.
+// Pure functions: each returns a new view and leaves the one it was given as it was. The web
+// UI and the TUI render the same items, each in its own way.
+import type { ChatEvent, Decision, History } from "../chat-wire";
+
+/** One thing shown in a conversation. */
+export type ViewItem =
+  | { kind: "user"; id: string; text: string }
+  /** `cutShort`: stored incomplete (stopped, timed out, the service stopped, the model failed). */
+  | { kind: "assistant"; id: string; text: string; streaming: boolean; cutShort: boolean }
+  | { kind: "tool"; id: string; callId: string; name: string; arguments: string; output: string | null; isError: boolean }
+  | { kind: "approval"; id: string; threadId: string; callId: string; tool: string; arguments: string; decided: Decision | null; busy: boolean; error: string | null }
+  /** The tool's extension must be connected (OAuth) at `url` before the turn goes on. */
+  | { kind: "connect"; id: string; callId: string; tool: string; extension: string; url: string }
+  | { kind: "notice"; id: string; tone: "error" | "info"; text: string }
+  /** Where the model's view of the thread starts to be a summary of the items above. */
+  | { kind: "compaction"; id: string; summary: string; summarisedItems: number; memoryNotes: number };
+
+export type ItemOf<K extends ViewItem["kind"]> = Extract<ViewItem, { kind: K }>;
+
+/** A turn seen live: sent from here, or announced on the event stream. */
+export interface LiveTurn {
+  /** The response id once known; a local key until the send is accepted. */
+  key: string;
+  responseId: string | null;
+  items: ViewItem[];
+  running: boolean;
+  /** Stop was asked for (the response is cancelled once its id is known). */
+  stopRequested: boolean;
+}
+
+export interface ThreadView {
+  /** What the server had stored when the thread was last loaded. */
+  history: ViewItem[];
+  /** Turns since then, in order; finished ones are dropped on the next load. */
+  live: LiveTurn[];
+}
+
+/** The sentences the reducer writes itself: each UI words them its own way. */
+export interface Wording {
+  /** A turn that was cancelled. */
+  cancelled: string;
+}
+
+export const EMPTY_THREAD: ThreadView = { history: [], live: [] };
+
+export const itemsOf = (t: ThreadView): ViewItem[] => [...t.history, ...t.live.flatMap((turn) => turn.items)];
+
+export const liveTurn = (key: string, responseId: string | null, items: ViewItem[] = []): LiveTurn => ({
+  key,
+  responseId,
+  items,
+  running: true,
+  stopRequested: false,
+});
+
+/** A thread's stored history, with the gate it waits on last. */
+export function historyItems(threadId: string, h: History): ViewItem[] {
+  const items = h.items.map((i): ViewItem => {
+    if (i.type === "compaction") return { kind: "compaction", id: i.id, summary: i.summary, summarisedItems: i.summarised_items, memoryNotes: i.memory_notes };
+    if (i.type === "tool_call") return { kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: false };
+    if (i.role === "user") return { kind: "user", id: i.id, text: i.content };
+    return { kind: "assistant", id: i.id, text: i.content, streaming: false, cutShort: i.status === "incomplete" };
+  });
+  const w = h.waiting;
+  if (w?.kind === "approval") items.push(approvalItem(threadId, w.call_id, w.tool ?? "a tool", w.arguments ?? ""));
+  else if (w?.kind === "oauth") items.push(connectItem(w.call_id, w.tool ?? "a tool", w.extension ?? "an extension", w.connect_url ?? ""));
+  return items;
+}
+
+/** The stored part replaced; only the turns still running are kept. */
+export const withHistory = (t: ThreadView, threadId: string, h: History): ThreadView => ({
+  history: historyItems(threadId, h),
+  live: t.live.filter((turn) => turn.running),
+});
+
+/** One event of the thread, put in the live turn of its response. */
+export function applyEvent(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
+  // a prompt shown already (from the history, or by another turn) is not asked again
+  const prompt = e.type === "approval.required" ? "approval" : e.type === "auth.required" ? "connect" : undefined;
+  if (prompt && "call_id" in e && itemsOf(t).some((i) => i.kind === prompt && "callId" in i && i.callId === e.call_id)) return t;
+  const at = t.live.findIndex((turn) => turn.responseId === e.response_id);
+  const turn = at >= 0 ? t.live[at]! : liveTurn(e.response_id, e.response_id);
+  const next = turnEvent(turn, e, words);
+  const view = { history: t.history, live: at >= 0 ? t.live.with(at, next) : [...t.live, next] };
+  // the call runs, so a connection it waited for has been made (perhaps in another tab)
+  return e.type === "tool.started" ? withoutItems(view, (i) => i.kind === "connect" && i.callId === e.call_id) : view;
+}
+
+function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
+  const items = turn.items;
+  const itemId = "item_id" in e ? e.item_id : "";
+  const assistant = (text: string, streaming: boolean) => (): ItemOf<"assistant"> => ({ kind: "assistant", id: itemId, text, streaming, cutShort: false });
+  const isMessage = (i: ItemOf<"assistant">) => i.id === itemId;
+  const isCall = (i: { callId: string }) => "call_id" in e && i.callId === e.call_id;
+  switch (e.type) {
+    case "turn.started":
+      return { ...turn, running: true };
+    case "message.started":
+      return { ...turn, items: upsert(items, "assistant", isMessage, (m) => m, assistant("", true)) };
+    case "message.delta":
+      return { ...turn, items: upsert(items, "assistant", isMessage, (m) => ({ ...m, text: m.text + e.delta }), assistant(e.delta, true)) };
+    case "message.completed":
+      // an empty message is a step that only called tools
+      if (!e.text) return { ...turn, items: items.filter((i) => !(i.kind === "assistant" && isMessage(i))) };
+      return { ...turn, items: upsert(items, "assistant", isMessage, (m) => ({ ...m, text: e.text, streaming: false }), assistant(e.text, false)) };
+    case "tool.started":
+      return {
+        ...turn,
+        items: upsert(items, "tool", isCall, (c) => c, () => ({ kind: "tool", id: e.call_id, callId: e.call_id, name: e.name, arguments: e.arguments, output: null, isError: false })),
+      };
+    case "tool.completed": {
+      const done = { output: e.output, isError: e.is_error };
+      const unseen = (): ItemOf<"tool"> => ({ kind: "tool", id: e.call_id, callId: e.call_id, name: "tool", arguments: "", ...done });
+      return { ...turn, items: upsert(items, "tool", isCall, (c) => ({ ...c, ...done }), unseen) };
+    }
+    case "approval.required":
+      return { ...turn, items: [...items, approvalItem(e.thread_id, e.call_id, e.tool, e.arguments)] };
+    case "auth.required":
+      return { ...turn, items: [...items, connectItem(e.call_id, e.tool, e.extension, e.connect_url)] };
+    case "thread.compacted":
+      return turn; // the history, read again once the turn is stored, places the mark
+    case "turn.completed": {
+      const settled = items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
+      if (e.status !== "failed") return { ...turn, running: false, items: settled };
+      const cancelled = e.error?.code === "cancelled";
+      const ending = (): ItemOf<"notice"> => ({
+        kind: "notice",
+        id: `end-${e.response_id}`,
+        tone: cancelled ? "info" : "error",
+        text: cancelled ? words.cancelled : (e.error?.message ?? "The reply failed."),
+      });
+      return { ...turn, running: false, items: upsert(settled, "notice", (n) => n.id === `end-${e.response_id}`, (n) => n, ending) };
+    }
+  }
+}
+
+/** The item of `kind` that matches changed, or a new one added last (if `create` is given). */
+function upsert<K extends ViewItem["kind"]>(
+  items: ViewItem[],
+  kind: K,
+  match: (item: ItemOf<K>) => boolean,
+  change: (item: ItemOf<K>) => ItemOf<K>,
+  create?: () => ItemOf<K>,
+): ViewItem[] {
+  const at = items.findIndex((i) => i.kind === kind && match(i as ItemOf<K>));
+  if (at >= 0) return items.with(at, change(items[at] as ItemOf<K>));
+  return create ? [...items, create()] : items;
+}
+
+/** The thread with the approval prompt of this call changed. */
+export function withApproval(t: ThreadView, callId: string, patch: Partial<Pick<ItemOf<"approval">, "decided" | "busy" | "error">>): ThreadView {
+  const change = (items: ViewItem[]) => upsert(items, "approval", (a) => a.callId === callId, (a) => ({ ...a, ...patch }));
+  return { history: change(t.history), live: t.live.map((turn) => ({ ...turn, items: change(turn.items) })) };
+}
+
+export function withoutItems(t: ThreadView, drop: (item: ViewItem) => boolean): ThreadView {
+  return {
+    history: t.history.filter((i) => !drop(i)),
+    live: t.live.map((turn) => ({ ...turn, items: turn.items.filter((i) => !drop(i)) })),
+  };
+}
+
+/** Only what is still to be answered (the open prompts) and the turns still running. */
+export function cleared(t: ThreadView): ThreadView {
+  const open = (i: ViewItem) => (i.kind === "approval" && !i.decided) || i.kind === "connect";
+  const kept = withoutItems(t, (i) => !open(i));
+  return { history: kept.history, live: kept.live.filter((turn) => turn.running || turn.items.length) };
+}
+
+/** The approval prompt still waiting for a decision, if any. */
+export const pendingApproval = (items: ViewItem[]): ItemOf<"approval"> | undefined =>
+  items.findLast((i): i is ItemOf<"approval"> => i.kind === "approval" && !i.decided);
+
+function approvalItem(threadId: string, callId: string, tool: string, args: string): ItemOf<"approval"> {
+  return { kind: "approval", id: `approval-${callId}`, threadId, callId, tool, arguments: args, decided: null, busy: false, error: null };
+}
+
+function connectItem(callId: string, tool: string, extension: string, url: string): ItemOf<"connect"> {
+  return { kind: "connect", id: `connect-${callId}`, callId, tool, extension, url };
+}

@@ -1,0 +1,95 @@
+// The gates a turn can stop at, as the TUI puts them to the user: a tool call waiting for
+// approval (a dialog, and a/d/A keys), and a tool waiting for its extension to be connected
+// (a notice saying which page of the web UI connects it).
+import type { ItemOf } from "../gateway/client/conversation";
+import { pendingApproval } from "../gateway/client/conversation";
+import { ApiError, type ChatClient } from "../gateway/client/http";
+import type { Decision } from "../gateway/chat-wire";
+import type { Layout } from "./layout";
+import { brief, escapeTags } from "./text";
+import type { Transcript } from "./transcript";
+
+/** The keys that decide, in the dialog and on an empty message line. */
+const KEYS: Record<string, Decision> = { a: "approve", d: "deny", A: "always" };
+/** The dialog also takes yes and no. */
+const DIALOG_KEYS: Record<string, Decision> = { ...KEYS, y: "approve", n: "deny" };
+
+/** Connecting happens in a browser: the notice says where. */
+export function connectNotice(item: ItemOf<"connect">, serviceUrl: string): string {
+  let where = `${serviceUrl}/`;
+  try {
+    if (item.url) where = new URL(item.url, serviceUrl).href;
+  } catch {}
+  return `${item.tool} needs the extension ${item.extension} connected to your account. Open ${where} in a browser; the reply goes on once it is connected.`;
+}
+
+export interface PromptContext {
+  client: ChatClient;
+  transcript: Transcript;
+  layout: Layout;
+  /** Something changed: draw again. */
+  changed: () => void;
+}
+
+/** The approval the open conversation waits for, and the dialog that asks for it. */
+export class ApprovalPrompt {
+  #open = false;
+
+  constructor(readonly ctx: PromptContext) {}
+
+  /** The approval still to be decided in the open conversation. */
+  get pending(): ItemOf<"approval"> | undefined {
+    return pendingApproval(this.ctx.transcript.entries);
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /** Opens the dialog (if an approval is pending) or closes it. */
+  show(open: boolean): void {
+    const p = this.pending;
+    this.#open = open && !!p;
+    this.ctx.layout.dialog(
+      this.#open && p
+        ? `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.arguments, 200))}\n\n` +
+            `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later`
+        : null,
+    );
+    this.ctx.changed();
+  }
+
+  /** A key while the dialog is open. */
+  dialogKey(ch: string | undefined, keyName: string): void {
+    if (keyName === "escape") return this.show(false);
+    const decision = ch ? DIALOG_KEYS[ch] : undefined;
+    if (decision) void this.decide(decision);
+  }
+
+  /** A key typed on an empty message line; true when it decided the pending approval. */
+  shortcut(ch: string | undefined): boolean {
+    const decision = ch && this.pending ? KEYS[ch] : undefined;
+    if (decision) void this.decide(decision);
+    return !!decision;
+  }
+
+  /** Sends the decision; the turn it resumes reports on the event stream. */
+  async decide(decision: Decision): Promise<void> {
+    const p = this.pending;
+    if (!p) return;
+    const { chat } = this.ctx.transcript;
+    chat.updateApproval(p.threadId, p.callId, { decided: decision, busy: true, error: null });
+    this.show(false);
+    try {
+      await this.ctx.client.decide(p.threadId, decision);
+      chat.updateApproval(p.threadId, p.callId, { busy: false });
+    } catch (e) {
+      const message =
+        e instanceof ApiError && e.status === 404 && /no such route/i.test(e.message)
+          ? "this service does not take approvals over HTTP (no /api/chat/approvals)"
+          : (e as Error).message;
+      chat.updateApproval(p.threadId, p.callId, { decided: null, busy: false, error: message });
+      chat.notice(p.threadId, "error", `The decision was not taken: ${message}`);
+    }
+  }
+}
