@@ -82,7 +82,7 @@ const TAIL = (() => {
 })();
 
 /** Zipf-like pick: the first words of a list come up far more often than the last. */
-const zipf = <T>(r: () => number, xs: T[]) => xs[Math.min(xs.length - 1, Math.floor(Math.pow(xs.length + 1, r())) - 1)]!;
+const zipf = <T>(r: () => number, xs: T[]) => xs[Math.min(xs.length - 1, Math.floor((xs.length + 1) ** r()) - 1)]!;
 
 function sentence(r: () => number, topic: string): string {
   const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)]!;

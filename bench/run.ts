@@ -19,7 +19,9 @@ const STREAMED = Number(process.env.BENCH_STREAMED ?? 500);
 
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-"));
 const children: Subprocess[] = [];
-process.on("exit", () => children.forEach((c) => c.kill()));
+process.on("exit", () => {
+  for (const c of children) c.kill();
+});
 
 
 const rssMb = (pid: number) => {

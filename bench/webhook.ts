@@ -36,7 +36,9 @@ const rssMb = (pid: number) => {
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-webhook-"));
 const children: Subprocess[] = [];
 let stopping = false;
-process.on("exit", () => children.forEach((c) => c.kill()));
+process.on("exit", () => {
+  for (const c of children) c.kill();
+});
 
 
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;

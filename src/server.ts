@@ -12,7 +12,6 @@ import { databaseUrl, ensureHome, loadConfig, type Env, type Paths } from "./con
 import { RESPONSES_TURN_TIMEOUT_MS, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError } from "./errors";
 import { openAiLlm } from "./llm/openai";
-import type { Llm } from "./llm/types";
 import { openDatabase, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
@@ -154,7 +153,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         Bun.serve({
           hostname: config.gateway.host,
           port: config.gateway.port,
-          fetch(request, server) {
+          fetch(request) {
             steward.touch();
             return app.fetch(request);
           },

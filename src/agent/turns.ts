@@ -91,7 +91,7 @@ export class Agent {
    * receives the events. An invalid request rejects (InvalidRequest, 400) and changes
    * nothing; an unknown or foreign thread rejects with ThreadNotFound.
    */
-  start(req: TurnRequest, follow?: (turn: TurnHandle) => TurnEvents | void): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
+  start(req: TurnRequest, follow?: (turn: TurnHandle) => TurnEvents | undefined): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
     const threadId = req.threadId ?? newUuid();
     const accepted = Promise.withResolvers<{ turn: TurnHandle; result: Promise<TurnResult> }>();
     let turn: TurnHandle | undefined;

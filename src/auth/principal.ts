@@ -35,7 +35,7 @@ export class Authenticator {
     } catch {
       throw AuthFailure.storeDown();
     }
-    if (!user || user.status !== "active") throw AuthFailure.unauthorized();
+    if (user?.status !== "active") throw AuthFailure.unauthorized();
     const principal: Principal = { userId: user.id, role: user.role, operator: false };
     if (this.#cache.size >= CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
     this.#cache.set(hash, { principal, until: Date.now() + CACHE_TTL_MS });

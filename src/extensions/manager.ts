@@ -146,7 +146,7 @@ export class ExtensionManager {
   readonly authorization = async (tool: string, userId: string, threadId: string): Promise<AuthNeed | undefined> => {
     const name = this.#owners.get(tool);
     const ext = name ? this.#loaded.get(name) : undefined;
-    if (!ext || ext.credentials.type !== "oauth2") return undefined;
+    if (ext?.credentials.type !== "oauth2") return undefined;
     if (await this.credentials.tokens(ext.name, userId, ext.credentials)) return undefined;
     return { extension: ext.name, url: this.o.connectUrl(ext.name, threadId) };
   };

@@ -6,15 +6,15 @@ const TOKEN_KEY = "service.token";
 
 const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 function page(status: number, title: string, body: string, script = false): Response {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}</style>
-</head><body><h1>${escape(title)}</h1>${body}${script ? `<script src="/extensions/connect.js"></script>` : ""}</body></html>`;
+</head><body><h1>${escapeHtml(title)}</h1>${body}${script ? `<script src="/extensions/connect.js"></script>` : ""}</body></html>`;
   return new Response(html, {
     status,
     headers: {
@@ -29,12 +29,12 @@ function page(status: number, title: string, body: string, script = false): Resp
 
 /** The end of the flow: connected, or why not. */
 export function resultPage(status: number, title: string, message: string): Response {
-  return page(status, title, `<p>${escape(message)}</p><p><a href="/">Back to the chat</a></p>`);
+  return page(status, title, `<p>${escapeHtml(message)}</p><p><a href="/">Back to the chat</a></p>`);
 }
 
 /** Connects an extension with the browser's web UI sign-in, then goes to the authorization server. */
 export function connectPage(name: string): Response {
-  return page(200, `Connect ${name}`, `<p id="status">Connecting the extension <b>${escape(name)}</b>…</p>`, true);
+  return page(200, `Connect ${name}`, `<p id="status">Connecting the extension <b>${escapeHtml(name)}</b>…</p>`, true);
 }
 
 export const CONNECT_SCRIPT = `(async () => {

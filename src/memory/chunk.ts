@@ -25,7 +25,7 @@ export function chunkText(text: string, size = CHUNK_CHARS, overlap = OVERLAP_CH
       pieces.push({ text: paragraph, starts: true });
       continue;
     }
-    splitLong(paragraph, pieceMax).forEach((p, i) => pieces.push({ text: p, starts: i === 0 }));
+    for (const [i, p] of splitLong(paragraph, pieceMax).entries()) pieces.push({ text: p, starts: i === 0 });
   }
 
   const chunks: string[] = [];

@@ -30,7 +30,6 @@ const NONE: Outcome = { t: "none" };
 const OPEN: Outcome = { t: "open" };
 
 export const isAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-const isDigit = (c: number) => c >= 48 && c <= 57;
 const isUpperOrDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
 const isHexLower = (c: number) => (c >= 48 && c <= 57) || (c >= 97 && c <= 102);
 /** base64url and the dashes and underscores API keys use. */

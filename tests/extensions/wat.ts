@@ -15,7 +15,7 @@ export function wat2wasm(source: string): Uint8Array {
   }
 }
 
-const escape = (s: string) => [...new TextEncoder().encode(s)].map((b) => `\\${b.toString(16).padStart(2, "0")}`).join("");
+const escapeBytes = (s: string) => [...new TextEncoder().encode(s)].map((b) => `\\${b.toString(16).padStart(2, "0")}`).join("");
 
 /**
  * A module that follows the service's ABI (src/extensions/wasm/abi.ts): a bump `alloc`, and
@@ -32,7 +32,7 @@ export function testModuleWat(opts: { urls?: Record<string, string>; growPages?:
   const place = (text: string) => {
     const at = offset;
     const len = new TextEncoder().encode(text).length;
-    data.push(`(data (i32.const ${at}) "${escape(text)}")`);
+    data.push(`(data (i32.const ${at}) "${escapeBytes(text)}")`);
     offset += len + 8;
     return { at, len };
   };

@@ -18,7 +18,6 @@ const SHOTS = process.env.UPDATE_SCREENSHOTS ? resolve(import.meta.dir, "../../d
 
 let t: TestService;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let weatherRuns = 0;
 const pageErrors: string[] = [];
@@ -68,7 +67,7 @@ beforeAll(async () => {
     }),
   );
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  ({ context, page } = await newPage(DESKTOP));
+  ({ page } = await newPage(DESKTOP));
 });
 
 afterAll(async () => {

@@ -186,7 +186,7 @@ describe("scripting and recording", () => {
     expect(llm.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /v1/models", "POST /v1/chat/completions"]);
     expect(llm.chatRequests()).toHaveLength(1);
     const rec = llm.chatRequests()[0]!;
-    expect(rec.headers["authorization"]).toBe("Bearer x");
+    expect(rec.headers.authorization).toBe("Bearer x");
     expect(rec.headers["content-type"]).toContain("application/json");
     expect(rec.body.messages).toEqual(user("record me"));
     expect(typeof rec.at).toBe("number");

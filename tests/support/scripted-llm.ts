@@ -114,7 +114,7 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
   let queue: Step[] = [];
   let responder: Responder | null = null;
   let chatCount = 0;
-  let lastChatBody: any = undefined;
+  let lastChatBody: any;
   let seq = 0;
   const waiters = new Set<{ n: number; done: () => void }>();
   let chunksSent = 0;

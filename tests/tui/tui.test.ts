@@ -19,7 +19,7 @@ const SHIFT_ENTER_MOK = "\x1b[27;2;13~";
 
 let svc: TestService;
 let dir: string;
-let events: ChatEvent[] = [];
+const events: ChatEvent[] = [];
 const stopEvents = new AbortController();
 
 function tmux(...args: string[]): string {

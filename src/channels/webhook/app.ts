@@ -101,7 +101,7 @@ export function webhookApp(d: WebhookDeps) {
     .get("/jobs/:id", async ({ request, params }) => {
       guard(request, clientIp(request), new Uint8Array());
       const job = await getJob(d.db, params.id);
-      if (!job || job.source !== "webhook") throw new WebhookError(404, "job not found");
+      if (job?.source !== "webhook") throw new WebhookError(404, "job not found");
       return jobRecord(job);
     });
 }

@@ -1,7 +1,7 @@
 // POST /api/v1/responses, non-streaming, under revisions B (default) and A: the response
 // object, thread continuation, instructions, x_context, and every 400 rule of the spec.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { count, eq } from "drizzle-orm";
+import { count } from "drizzle-orm";
 import { loadItems } from "../../../src/store/conversations";
 import { items, responses, threads } from "../../../src/store/schema";
 import { startTestService, type TestService } from "../../support/harness";

@@ -196,7 +196,7 @@ describe("webhook jobs across restarts of the binary", () => {
     // one conversation growing by one exchange per job
     const sent = llm.chatRequests().map((r) => r.body);
     expect(sent.map(messageOf)).toEqual(messages);
-    sent.forEach((body, i) => expect(body.messages.filter((m: any) => m.role !== "system")).toHaveLength(2 * i + 1));
+    for (const [i, body] of sent.entries()) expect(body.messages.filter((m: any) => m.role !== "system")).toHaveLength(2 * i + 1);
     expect(second.output()).toContain("1 interrupted job(s) queued again");
     second.proc.kill("SIGTERM");
     expect(await second.proc.exited).toBe(0);
