@@ -106,6 +106,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     connectUrl: (name, threadId) => `${publicUrl}/extensions/connect/${name}${threadId ? `?thread=${threadId}` : ""}`,
   });
   await extensions.load();
+  const policies = approvalPolicies(database.db, config, mcp.defaultPolicy);
   const agent = new Agent({
     db: database.db,
     llm,
@@ -114,7 +115,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     maxSteps: config.agent.maxSteps,
     // and extension credentials as they become known
     safety: extensions.secrets.guard(ownSafety),
-    ...approvalPolicies(database.db, config, mcp.defaultPolicy),
+    policies: policies.policies,
+    allowAlways: policies.allowAlways,
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
@@ -132,7 +134,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     tools,
     agent,
     auth,
-    users: new UserAdmin({ db: database.db, home: opts.paths.home, forget: (id) => auth.forget(id), cancelTurns: (id) => agent.cancelUser(id) }),
+    users: new UserAdmin({ db: database.db, home: opts.paths.home, forget: (id) => {
+        auth.forget(id);
+        memory.forget(id);
+        policies.forget(id);
+      }, cancelTurns: (id) => agent.cancelUser(id) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
     startedAt: Date.now(),

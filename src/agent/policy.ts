@@ -8,15 +8,28 @@ import { setUserPolicy, userPolicies } from "../store/policies";
  * unless their source asks otherwise (`defaults`, e.g. untrusted MCP servers).
  */
 export function approvalPolicies(db: Db, config: Config, defaults: (tool: string) => ApprovalPolicy = () => "auto") {
+  // each user's own decisions, read once: they change only through allowAlways (and forget)
+  const known = new Map<string, Promise<Record<string, ApprovalPolicy>>>();
   return {
     async policies(userId: string): Promise<(tool: string) => ApprovalPolicy> {
-      const mine = await userPolicies(db, userId);
+      let read = known.get(userId);
+      if (!read) {
+        known.set(userId, (read = userPolicies(db, userId)));
+        read.catch(() => known.delete(userId));
+      }
+      const mine = await read;
       return (tool) => {
         const operator = config.tools.approval[tool];
         if (operator === "deny") return "deny";
         return mine[tool] ?? operator ?? defaults(tool);
       };
     },
-    allowAlways: (userId: string, tool: string) => setUserPolicy(db, userId, tool, "auto"),
+    async allowAlways(userId: string, tool: string): Promise<void> {
+      known.delete(userId);
+      await setUserPolicy(db, userId, tool, "auto");
+      known.delete(userId);
+    },
+    /** Forgets what was read of a user (the user was deleted). */
+    forget: (userId: string) => void known.delete(userId),
   };
 }

@@ -66,9 +66,20 @@ export function rawItemTokens(item: ConversationItem): number {
   return n;
 }
 
+/**
+ * A tool's parameters are one object for as long as it is registered (a re-registered MCP
+ * tool brings a new one): measured once.
+ */
+const measuredParameters = new WeakMap<object, number>();
+
 export function rawToolTokens(tools: ToolSpec[]): number {
   let n = 0;
-  for (const t of tools) n += TOOL_OVERHEAD + rawTextTokens(JSON.stringify(t));
+  for (const t of tools) {
+    let params = measuredParameters.get(t.parameters);
+    if (params === undefined) measuredParameters.set(t.parameters, (params = rawTextTokens(JSON.stringify(t.parameters))));
+    // the name and description as JSON strings, with the keys around them
+    n += TOOL_OVERHEAD + params + rawTextTokens(t.name) + rawTextTokens(t.description) + 12;
+  }
   return n;
 }
 

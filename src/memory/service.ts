@@ -75,6 +75,8 @@ export class MemoryService {
   readonly #locks = new KeyedLock();
   /** Users whose identity documents were checked (and seeded if needed) in this process. */
   readonly #seeded = new Set<string>();
+  /** Each user's identity documents as last read: every turn's system prompt needs them; writes here forget them. */
+  readonly #identity = new Map<string, MemoryDocument[]>();
   readonly #stop = new AbortController();
   #dims: Promise<Set<number>> | undefined;
   /** The current embedding model's dimensions, once it has answered. */
@@ -98,7 +100,10 @@ export class MemoryService {
     await this.#ensureSeeded(userId);
     const doc = await this.#prepare(path, content, userId);
     const now = Date.now();
-    await this.#locked(userId, async () => writeDocuments(this.#db, userId, [doc], [...(await this.#vectorDims())], now));
+    await this.#locked(userId, async () => {
+      await writeDocuments(this.#db, userId, [doc], [...(await this.#vectorDims())], now);
+      this.#identity.delete(userId);
+    });
     return { path, size: Buffer.byteLength(content, "utf8"), updatedAt: now };
   }
 
@@ -118,7 +123,10 @@ export class MemoryService {
   async delete(userId: string, path: string): Promise<boolean> {
     checkPath(path);
     await this.#ensureSeeded(userId);
-    return this.#locked(userId, async () => deleteDocument(this.#db, userId, path, [...(await this.#vectorDims())]));
+    return this.#locked(userId, async () => {
+      this.#identity.delete(userId);
+      return deleteDocument(this.#db, userId, path, [...(await this.#vectorDims())]);
+    });
   }
 
   /**
@@ -177,10 +185,19 @@ export class MemoryService {
 
   /** The user's identity documents; seeds the defaults when the user has none of them. */
   async identity(userId: string): Promise<MemoryDocument[]> {
+    const known = this.#identity.get(userId);
+    if (known) return known;
     let docs = await readDocuments(this.#db, userId, [...IDENTITY_PATHS]);
     if (!docs.length) docs = await this.#seed(userId);
     this.#seeded.add(userId);
+    this.#identity.set(userId, docs);
     return docs;
+  }
+
+  /** Forgets what was read of a user's memory (it changed behind this service: the user was deleted). */
+  forget(userId: string): void {
+    this.#identity.delete(userId);
+    this.#seeded.delete(userId);
   }
 
   /** Seeds the default identity documents unless the user has any of them (onboarding). */
