@@ -2,57 +2,31 @@
 // node_modules, onboarded non-interactively, then driven with the official openai SDK.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, type Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import OpenAI from "openai";
+import { BIN, ensureBinary, listeningUrl, serveUntil } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
-
-const root = resolve(import.meta.dir, "../..");
-const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
 
 let llm: ScriptedLLM;
 let dir: string;
 let home: string;
 
+const envOf = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? "", HOME: dir, SERVICE_HOME: home, GATEWAY_PORT: "0", CLI_ENABLED: "false", ...env });
+
 function run(args: string[], env: Record<string, string> = {}) {
-  return spawn([BIN, ...args], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? "", HOME: dir, SERVICE_HOME: home, GATEWAY_PORT: "0", CLI_ENABLED: "false", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  return spawn([BIN, ...args], { cwd: dir, env: envOf(env), stdout: "pipe", stderr: "pipe" });
 }
 
 /** Starts `serve` and resolves once it prints its URL (readiness, not a sleep). */
-async function serve(env: Record<string, string> = {}): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; url: string; output: () => string }> {
-  const proc = run(["serve"], env) as Subprocess<"ignore", "pipe", "pipe">;
-  const reader = proc.stdout.getReader();
-  let out = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`serve exited early: ${out}\n${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-    const m = /listening on (http:\/\/\S+)/.exec(out);
-    if (m) {
-      // keep draining stdout so the process never blocks on a full pipe
-      void (async () => {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          out += new TextDecoder().decode(value);
-        }
-      })();
-      return { proc, url: m[1]!, output: () => out };
-    }
-  }
+async function serve(env: Record<string, string> = {}) {
+  const s = await serveUntil(["serve"], { cwd: dir, env: envOf(env) }, listeningUrl);
+  return { proc: s.proc, url: s.ready, output: s.output };
 }
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) {
-    const build = Bun.spawnSync(["bun", "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
-    if (build.exitCode !== 0) throw new Error("bun run build failed");
-  }
+  ensureBinary();
   llm = await startScriptedLLM();
   dir = mkdtempSync(join(tmpdir(), "service-e2e-"));
   home = join(dir, "home");

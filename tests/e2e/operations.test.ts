@@ -5,11 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { BIN, ensureBinary, serveUntil } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
-
-const root = resolve(import.meta.dir, "../..");
-const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
 const LLM_KEY = "llm-key-for-the-operations-test-0123";
 
 let llm: ScriptedLLM;
@@ -35,32 +33,13 @@ interface Serving {
 
 /** Starts `serve` with JSON logs; ready once its "listening" record is out. */
 async function serveJson(extra: Record<string, string> = {}): Promise<Serving> {
-  const proc = spawn([BIN, "serve"], { cwd: dir, env: env({ LOG_FORMAT: "json", ...extra }), stdin: "ignore", stdout: "pipe", stderr: "pipe" }) as Serving["proc"];
-  const reader = proc.stdout.getReader();
-  let out = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`serve exited early: ${out}\n${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-    const listening = out.split("\n").find((l) => l.includes('"msg":"listening"'));
-    if (listening) {
-      void (async () => {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          out += new TextDecoder().decode(value);
-        }
-      })();
-      return { proc, url: JSON.parse(listening).url, lines: () => out.split("\n").filter(Boolean) };
-    }
-  }
+  const listening = (out: string) => out.split("\n").find((l) => l.includes('"msg":"listening"'));
+  const s = await serveUntil(["serve"], { cwd: dir, env: env({ LOG_FORMAT: "json", ...extra }) }, listening);
+  return { proc: s.proc, url: JSON.parse(s.ready).url, lines: () => s.output().split("\n").filter(Boolean) };
 }
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) {
-    const build = Bun.spawnSync(["bun", "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
-    if (build.exitCode !== 0) throw new Error("bun run build failed");
-  }
+  ensureBinary();
   llm = await startScriptedLLM({ apiKey: LLM_KEY });
   dir = mkdtempSync(join(tmpdir(), "service-ops-"));
   home = join(dir, "home");

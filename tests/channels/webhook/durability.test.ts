@@ -2,15 +2,15 @@
 // with a job running and others queued; after a restart on the same home every job completes
 // exactly once, in order, and the database holds each job's turn once.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn, type Subprocess } from "bun";
+import type { Subprocess } from "bun";
 import { createClient } from "@libsql/client";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { BIN as DEFAULT_BIN, listeningUrl, root, serveUntil } from "../../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../../support/scripted-llm";
 
-const root = resolve(import.meta.dir, "../../..");
-let BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+let BIN = DEFAULT_BIN;
 const TOKEN = "durability-token-0123456789abcdef0123456789";
 const SECRET = "durability-secret-0123456789";
 
@@ -28,49 +28,30 @@ type Running = { proc: Subprocess<"ignore", "pipe", "pipe">; url: string; webhoo
 
 /** Starts `serve` on `home` and resolves once it printed its URLs (readiness, not a sleep). */
 async function serve(home: string, extraEnv: Record<string, string> = {}): Promise<Running> {
-  const proc = spawn([BIN, "serve"], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: dir,
-      SERVICE_HOME: home,
-      SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-      LLM_BASE_URL: llm.url,
-      LLM_API_KEY: "k",
-      LLM_MODEL: "scripted-model",
-      GATEWAY_HOST: "127.0.0.1",
-      GATEWAY_PORT: "0",
-      CLI_ENABLED: "false",
-      HTTP_ENABLED: "true",
-      HTTP_HOST: "127.0.0.1",
-      HTTP_PORT: "0",
-      HTTP_WEBHOOK_SECRET: SECRET,
-      ...extraEnv,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-  }) as Subprocess<"ignore", "pipe", "pipe">;
-  const reader = proc.stdout.getReader();
-  let out = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`serve exited early: ${out}\n${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-    const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: dir,
+    SERVICE_HOME: home,
+    SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
+    LLM_BASE_URL: llm.url,
+    LLM_API_KEY: "k",
+    LLM_MODEL: "scripted-model",
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: "0",
+    CLI_ENABLED: "false",
+    HTTP_ENABLED: "true",
+    HTTP_HOST: "127.0.0.1",
+    HTTP_PORT: "0",
+    HTTP_WEBHOOK_SECRET: SECRET,
+    ...extraEnv,
+  };
+  const s = await serveUntil(["serve"], { cwd: dir, env, bin: BIN }, (out) => {
+    const url = listeningUrl(out);
     const webhook = /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
     if (url && !webhook && /instance token/.test(out)) throw new Error(`${BIN} does not print the webhook channel's URL: rebuild it (bun run build)`);
-    if (url && webhook) {
-      // keep draining stdout so the process never blocks on a full pipe
-      void (async () => {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          out += new TextDecoder().decode(value);
-        }
-      })();
-      return { proc, url, webhook, output: () => out };
-    }
-  }
+    return url && webhook ? { url, webhook } : undefined;
+  });
+  return { proc: s.proc, ...s.ready, output: s.output };
 }
 
 async function postJob(s: Running, body: Record<string, unknown>): Promise<string> {

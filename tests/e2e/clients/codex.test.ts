@@ -7,7 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { root, startBinary, type RunningBinary } from "./binary";
+import { root } from "../../support/binary";
+import { startBinary, type RunningBinary } from "./binary";
 
 const CODEX = join(root, "node_modules/.bin/codex");
 
