@@ -59,7 +59,11 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       },
       { parse: authedJson(s), body: SendBody },
     )
-    .get("/api/chat/events", ({ principal, request }) => eventStream(events, principal.userId, request.signal))
+    .get("/api/chat/events", ({ principal, request }) => {
+      const authorization = request.headers.get("authorization");
+      const stillAllowed = () => s.auth.authenticate(authorization).then((p) => p.userId === principal.userId, () => false);
+      return sseResponse((send) => events.subscribe(principal.userId, send), "connected", { signal: request.signal, stillAllowed });
+    })
     .get("/api/chat/threads", async ({ principal }): Promise<{ threads: ThreadSummary[] }> => ({
       threads: (await listThreads(s.db, principal.userId)).map((t) => ({
         id: t.id,
@@ -140,9 +144,4 @@ function historyItems(timeline: Placed<ConversationItem | CompactionItem>[]): Hi
       }
       return [];
     });
-}
-
-/** The user's turn events as they happen (GET /api/chat/events). */
-function eventStream(hub: ChatEventHub, userId: string, signal: AbortSignal): Response {
-  return sseResponse((send) => hub.subscribe(userId, send), "connected", signal);
 }

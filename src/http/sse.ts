@@ -9,11 +9,13 @@ const encoder = new TextEncoder();
  * `: keepalive` comment goes out every 15 s. When nothing was sent while subscribing, the
  * `hello` comment goes out at once: Bun sends the headers with the first chunk, and a reader
  * knows the stream is live. A reader that goes away stops only its own subscription.
+ * `stillAllowed`, asked at each keepalive, ends a stream whose reader lost the right to it
+ * (a token revoked, a user suspended).
  */
 export function sseResponse(
   open: (send: (event: { type: string }) => void, end: () => void) => () => void,
   hello: string,
-  signal?: AbortSignal,
+  opts: { signal?: AbortSignal; stillAllowed?: () => Promise<boolean> } = {},
 ): Response {
   let stop = () => {};
   const body = new ReadableStream<Uint8Array>({
@@ -27,30 +29,31 @@ export function sseResponse(
           stop();
         }
       };
-      const keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
+      let unsubscribe = () => {};
+      const end = () => {
+        const wasLive = live;
+        stop();
+        if (wasLive) controller.close();
+      };
+      const keepalive = setInterval(async () => {
+        if (opts.stillAllowed && !(await opts.stillAllowed().catch(() => true))) return end();
+        write(": keepalive\n\n");
+      }, KEEPALIVE_MS);
       // a stream the server dropped at shutdown without cancelling it must not hold the process
       keepalive.unref?.();
-      let unsubscribe = () => {};
       stop = () => {
         live = false;
         clearInterval(keepalive);
         unsubscribe();
       };
       let sent = false;
-      unsubscribe = open(
-        (e) => {
-          sent = true;
-          write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-        },
-        () => {
-          const wasLive = live;
-          stop();
-          if (wasLive) controller.close();
-        },
-      );
+      unsubscribe = open((e) => {
+        sent = true;
+        write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      }, end);
       if (!live) unsubscribe();
       else if (!sent) write(`: ${hello}\n\n`);
-      signal?.addEventListener("abort", () => stop(), { once: true });
+      opts.signal?.addEventListener("abort", () => stop(), { once: true });
     },
     cancel() {
       stop();

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
+import { KEEPALIVE_MS } from "../../src/http/sse";
 import { Type } from "@sinclair/typebox";
 import { defineTool } from "../../src/tools/tool";
 import { chatEvents } from "../support/chat-events";
@@ -211,5 +212,43 @@ describe("thread titles", () => {
     const r = await t.respond({ model: "m", input: "Plan my garden beds", instructions: "Be brief.", x_context: { place: { city: "Oslo" } } });
     const threads = ((await (await t.api("/api/chat/threads")).json()) as any).threads;
     expect(threads.find((x: any) => r.body.id.endsWith(x.id.replaceAll("-", ""))).title).toBe("Plan my garden beds");
+  });
+});
+
+describe("the event stream of a user who lost access", () => {
+  test("ends at its next keepalive once the user is suspended; the owner's stream goes on", async () => {
+    const t = await startTestService();
+    // the keepalive timers of the streams opened below, run by hand instead of after 15 s
+    const realSetInterval = globalThis.setInterval;
+    const ticks: (() => void)[] = [];
+    const spy = spyOn(globalThis, "setInterval").mockImplementation(((fn: () => void, ms?: number, ...rest: unknown[]) => {
+      if (ms !== KEEPALIVE_MS) return realSetInterval(fn, ms, ...rest);
+      ticks.push(fn);
+      return { unref() {} };
+    }) as typeof setInterval);
+    try {
+      const member = await t.createUser("member");
+      const theirs = await t.api("/api/chat/events", { token: member.token });
+      const mine = await t.api("/api/chat/events");
+      const read = async (res: Response) => {
+        const reader = res.body!.getReader();
+        let text = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return { text, ended: true };
+          text += new TextDecoder().decode(value);
+          if (text.includes(": keepalive")) return { text, ended: false };
+        }
+      };
+      const suspended = await t.api(`/api/webchat/v2/admin/users/${member.user.user_id}`, { method: "PATCH", json: { status: "suspended" } });
+      expect(suspended.status).toBe(200);
+      expect(ticks).toHaveLength(2);
+      for (const tick of ticks) tick();
+      expect((await read(theirs)).ended).toBe(true);
+      expect(await read(mine)).toEqual({ text: ": connected\n\n: keepalive\n\n", ended: false });
+    } finally {
+      spy.mockRestore();
+      await t.stop();
+    }
   });
 });
