@@ -87,7 +87,14 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
   // every secret of the service's own, so none of them reaches the model, an answer or a log line
   const ownSafety = createSafety({
-    secrets: [token.token, config.gateway.authToken, config.llm.apiKey, config.http.webhookSecret, config.database.authToken],
+    secrets: [
+      token.token,
+      config.gateway.authToken,
+      config.llm.apiKey,
+      ...config.llm.fallbacks.map((f) => f.apiKey),
+      config.http.webhookSecret,
+      config.database.authToken,
+    ],
   });
   log.redactWith(ownSafety.redact);
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });

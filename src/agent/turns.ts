@@ -93,16 +93,20 @@ export class Agent {
    */
   start(req: TurnRequest, follow?: (turn: TurnHandle) => TurnEvents | undefined): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
     const threadId = req.threadId ?? newUuid();
+    const requestedAt = Date.now();
     const accepted = Promise.withResolvers<{ turn: TurnHandle; result: Promise<TurnResult> }>();
-    let turn: TurnHandle | undefined;
+    let isAccepted = false;
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
       const prepared = await this.#prepare(req, threadId);
-      turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(Date.now() / 1000), input: prepared.input };
+      const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
       const events = follow?.(turn) ?? undefined;
+      isAccepted = true;
       accepted.resolve({ turn, result });
-      return this.#execute(req, turn, prepared, events);
+      return this.#execute(req, turn, prepared, events, requestedAt);
     });
-    result.catch((e) => turn || accepted.reject(e));
+    // refused, or its follower failed before it began: the caller hears it from `start`
+    result.catch((e) => isAccepted || accepted.reject(e));
+    this.#running.track(req.userId, result);
     return accepted.promise;
   }
 
@@ -153,17 +157,17 @@ export class Agent {
     return this.#running.stop((t) => t.userId === userId && t.threadId === threadId, "cancelled", "The conversation was deleted.");
   }
 
-  /** Cancels every running turn of the user (the user is being deleted) and waits until they have ended. */
+  /** Cancels every turn of the user, waiting ones and later ones too (the user is being deleted), and waits until they have ended. */
   cancelUser(userId: string): Promise<void> {
-    return this.#running.stop((t) => t.userId === userId, "cancelled", "The user was deleted.");
+    return this.#running.stop((t) => t.userId === userId, "cancelled", "The user was deleted.", true);
   }
 
-  /** Cuts every running turn short and waits until each has stored its result (shutdown). */
+  /** Cuts every turn short, waiting ones and later ones too, and waits until each has stored its result (shutdown). */
   cancelAll(reason: string): Promise<void> {
-    return this.#running.stop(() => true, "shutdown", reason);
+    return this.#running.stop(() => true, "shutdown", reason, true);
   }
 
-  /** Resolves when the turns running now have all finished. */
+  /** Resolves when the turns started by now, waiting ones included, have all finished. */
   idle(): Promise<void> {
     return this.#running.idle();
   }
@@ -231,11 +235,11 @@ export class Agent {
   }
 
   /** Runs the accepted turn to its end and stores it; it counts as running until it is stored. */
-  async #execute(req: TurnRequest, turn: TurnHandle, prepared: Prepared, events: TurnEvents | undefined): Promise<TurnResult> {
+  async #execute(req: TurnRequest, turn: TurnHandle, prepared: Prepared, events: TurnEvents | undefined, requestedAt: number): Promise<TurnResult> {
     const startedAt = Date.now();
     const external = req.externalTools ?? prepared.tools ?? [];
-    const result = await this.#running.run(turn.id, req.userId, req.timeoutMs, async (signal) => {
-      const ran = await this.#drive(req, turn, prepared, external, signal, startedAt, events);
+    const run = this.#running.run(turn.id, req.userId, { timeoutMs: req.timeoutMs, since: requestedAt }, async (signal) => {
+      const ran = await this.#drive(req, turn, prepared, external, signal, requestedAt, events);
       const result: TurnResult = {
         id: turn.id,
         threadId: turn.threadId,
@@ -251,8 +255,15 @@ export class Agent {
       if (req.store !== false) await this.#commit(req, turn, prepared, result, ran.gate);
       return result;
     });
-    logTurn(this.deps.log, result, req, startedAt);
-    return result;
+    try {
+      const result = await run;
+      logTurn(this.deps.log, result, req, startedAt);
+      return result;
+    } catch (e) {
+      // not the turn's failure but the service's (the store is down): said once, here
+      this.deps.log?.error("turn", { response_id: turn.id, thread_id: turn.threadId, user_id: req.userId, channel: req.channel, status: "lost", duration_ms: Date.now() - startedAt, error: (e as Error).message });
+      throw e;
+    }
   }
 
   /** The agent loop over this turn, its events passed on; a turn cut short or failed ends with its error. */
@@ -262,7 +273,7 @@ export class Agent {
     prepared: Prepared,
     external: ExternalTool[],
     signal: AbortSignal,
-    startedAt: number,
+    requestedAt: number,
     events: TurnEvents | undefined,
   ): Promise<Ran> {
     const { deps } = this;
@@ -281,7 +292,7 @@ export class Agent {
         maxSteps: deps.maxSteps,
         ctx: { userId: req.userId, threadId: turn.threadId, signal },
         llmOptions: req.llmOptions,
-        deadline: req.timeoutMs ? startedAt + req.timeoutMs : undefined,
+        deadline: req.timeoutMs ? requestedAt + req.timeoutMs : undefined,
         produced,
         safety: deps.safety,
         policy: prepared.policy,
@@ -333,7 +344,9 @@ export class Agent {
         also: req.commitAlso?.(result),
       });
     } catch (e) {
-      throw new Unavailable(`The database could not store the turn: ${(e as Error).message}`);
+      // drizzle's own message quotes the statement and every value: the turn's content
+      const cause = ((e as Error).cause ?? e) as Error;
+      throw new Unavailable(`The database could not store the turn: ${String(cause?.message ?? cause).slice(0, 200)}`);
     }
   }
 }

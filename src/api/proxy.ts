@@ -12,7 +12,7 @@ const ChatCompletionBody = Type.Object(
 );
 
 /** The envelope type of an upstream status the proxy relays. */
-const TYPES: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error" };
+const TYPES: Record<number, string> = { 400: "invalid_request_error", 404: "not_found_error", 429: "rate_limit_error" };
 
 /**
  * The raw model proxy: the caller's chat completion goes to the LLM as it is. No tools,
@@ -55,7 +55,8 @@ async function upstreamError(upstream: Response): Promise<UpstreamFailure> {
   // an APIError wrapped by the SDK quotes the body after the status: "502 <html>..."
   if (detail && /<(!doctype|html|head|body)\b/i.test(detail)) detail = undefined;
   detail = detail?.replace(/\s+/g, " ").trim().slice(0, 300);
-  const status = upstream.status >= 500 ? 502 : upstream.status;
+  // the service's own key refused upstream (401, 403) is the service's failure, not the caller's token
+  const status = upstream.status >= 500 || upstream.status === 401 || upstream.status === 403 ? 502 : upstream.status;
   const message = `The language model endpoint answered HTTP ${upstream.status}${detail ? `: ${detail}` : "."}`;
   return new UpstreamFailure(message, status, TYPES[upstream.status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), "upstream_error");
 }

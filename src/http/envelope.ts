@@ -7,6 +7,8 @@ export function errorResponse(error: unknown, log: (msg: string) => void = conso
     return new Response(error.message, { status: error.status, headers: { "content-type": "text/plain; charset=utf-8" } });
   }
   if (error instanceof ServiceError) {
+    // the service failed (the store, the model behind the proxy): an operator needs to see it
+    if (error.status >= 500 && isLogger(log)) log.error("request failed", { status: error.status, code: error.code, error: error.message });
     const headers: Record<string, string> = {};
     if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterS);
     return envelope(error.status, error.message, error.type, error.code, headers);

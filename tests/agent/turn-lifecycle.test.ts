@@ -162,6 +162,34 @@ describe("chat endpoints", () => {
 });
 
 describe("shutdown", () => {
+  test("a turn still waiting for its thread when the service stops ends shutdown too, and the stop completes", async () => {
+    const t = await startTestService({ env: { SHUTDOWN_GRACE_MS: "100" } });
+    const first = await t.respond({ model: "m", input: "start a thread" });
+    t.llm.enqueue(slow(), { text: "should never be asked" });
+    const streaming = await openStream(t, { model: "m", input: "long", previous_response_id: first.body.id });
+    const a = (await streaming.until("response.created")).data.response.id as string;
+    await streaming.deltas(5);
+    // the same thread: it waits for the first turn (inside the service once the agent has it)
+    const agent = t.service.services.agent;
+    const inside = Promise.withResolvers<void>();
+    const start = agent.start.bind(agent);
+    agent.start = (req, follow) => (inside.resolve(), start(req, follow));
+    const waiting = t.respond({ model: "m", input: "queued", previous_response_id: first.body.id });
+    await inside.promise;
+    const asked = t.llm.chatRequests().length;
+    await t.service.stop();
+    const b = await waiting;
+    expect(b.body).toMatchObject({ status: "failed", error: { code: "shutdown" } });
+    expect(t.llm.chatRequests()).toHaveLength(asked);
+    const again = await startTestService({ keepHome: t.home, llm: t.llm });
+    try {
+      for (const id of [a, b.body.id]) expect(await getResponse(again, id)).toMatchObject({ status: "failed", error: { code: "shutdown" } });
+    } finally {
+      await again.stop();
+      await t.llm.close();
+    }
+  });
+
   test("a streaming turn at stop ends with response.failed/shutdown and is stored so", async () => {
     const t = await startTestService({ env: { SHUTDOWN_GRACE_MS: "100" } });
     t.llm.enqueue(slow());

@@ -123,6 +123,9 @@ describe("proxy with a configured LLM", () => {
 
   for (const [status, relayed, type] of [
     [400, 400, "invalid_request_error"],
+    // the service's own key refused upstream: the service failed, not the caller's token
+    [401, 502, "server_error"],
+    [403, 502, "server_error"],
     [404, 404, "not_found_error"],
     [422, 422, "invalid_request_error"],
     [429, 429, "rate_limit_error"],

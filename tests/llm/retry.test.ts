@@ -133,6 +133,24 @@ describe("fallbacks", () => {
     }
   });
 
+  test("a fallback's key is a secret of the service: never in a message, even when its provider quotes it", async () => {
+    const key = "local-fallback-key-7f3a9c";
+    primary.respondWith(() => ({ error: { status: 503, message: "overloaded" } }));
+    fallback.respondWith(() => ({ error: { status: 500, message: `key ${key} is over its quota` } }));
+    const t = await withFallbacks(primary, [{ baseUrl: fallback.url, apiKey: key, model: "fallback-model" }], { LLM_MAX_RETRIES: "0" });
+    try {
+      const r = await t.respond({ model: "m", input: "hello" });
+      expect(r.body.status).toBe("failed");
+      expect(r.body.error.message).toContain("is over its quota");
+      expect(r.body.error.message).not.toContain(key);
+      expect(t.logLines.join("\n")).not.toContain(key);
+    } finally {
+      await t.stop();
+      primary.reset();
+      fallback.reset();
+    }
+  });
+
   test("every endpoint fails: the message says which failed and how, in order", async () => {
     primary.respondWith(() => ({ error: { status: 503, message: "overloaded" } }));
     const dead = "http://127.0.0.1:9/v1"; // discard port: nothing listens

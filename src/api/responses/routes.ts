@@ -81,7 +81,8 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           previousResponseId: req.echo.previous_response_id ?? undefined,
           store: req.echo.store,
           llmOptions: req.llmOptions,
-          timeoutMs: req.stream ? undefined : req.echo.background ? s.backgroundTurnTimeoutMs : s.turnTimeoutMs,
+          // a background turn outlives its request whether it streams or not: TURN_TIMEOUT_S
+          timeoutMs: req.echo.background ? s.backgroundTurnTimeoutMs : req.stream ? undefined : s.turnTimeoutMs,
           meta: { ...req.echo },
           },
           (turn) => {
@@ -98,6 +99,8 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           const turn = { id: responseId(newUuid(), e.threadId), threadId: e.threadId, createdAt: Math.floor(Date.now() / 1000), input: [] };
           run = runs.start(turn, facts);
           run.follow(Promise.resolve(notFound(turn, req.model)));
+          // nothing runs on, even in the background: the failed response is the answer (it is not stored)
+          return req.stream ? responseStream(run) : await run.done;
         }
         if (req.stream) return responseStream(run);
         if (req.echo.background) return run.current;

@@ -55,6 +55,15 @@ describe("background", () => {
     expect(await get(`/api/v1/responses/${body.id}`)).toMatchObject({ status: "failed", error: { code: "cancelled", type: "server_error" } });
   });
 
+  test("a background request naming someone else's response fails not_found at once, as a foreground one does", async () => {
+    const member = await t.createUser("member");
+    const mine = await t.respond({ model: MODEL, input: "mine" });
+    const theirs = await t.respond({ model: MODEL, input: "continue", background: true, previous_response_id: mine.body.id }, member.token);
+    expect(theirs.status).toBe(200);
+    expect(theirs.body).toMatchObject({ status: "failed", error: { code: "not_found" } });
+    expect(JSON.stringify(theirs.body)).not.toContain("mine");
+  });
+
   test("a background stream: events as they come; a second reader from starting_after gets the rest", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { servicePaths } from "../../../src/config/load";
 import { ConfigError } from "../../../src/errors";
 import { startService } from "../../../src/server";
+import { eq } from "drizzle-orm";
 import { getJob, listJobs, type JobRow } from "../../../src/store/jobs";
+import { threads } from "../../../src/store/schema";
 import { OWNER_ID } from "../../../src/store/users";
 import { startTestService, type TestService } from "../../support/harness";
 
@@ -249,6 +251,22 @@ describe("webhook jobs", () => {
     for (let i = 1; i < rows.length; i++) expect(rows[i]!.startedAt! >= rows[i - 1]!.completedAt!).toBe(true);
     const at = t.llm.chatRequests().map((r) => r.at);
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(290);
+  });
+
+  test("a conversation whose thread is gone (deleted behind the worker's back) goes on in a new one; the queue keeps moving", async () => {
+    t.llm.reset();
+    const first = await accept(t, { user_id: "erin", message: "remember this", conversation_id: "vanishing" });
+    const firstRow = await finished(t, first.job_id);
+    expect(firstRow.status).toBe("completed");
+    const db = t.service.services.db;
+    // the thread row goes, the job still names it
+    await db.delete(threads).where(eq(threads.id, firstRow.threadId!));
+    const second = await accept(t, { user_id: "erin", message: "and now?", conversation_id: "vanishing" });
+    const third = await accept(t, { user_id: "erin", message: "next in line" });
+    const secondRow = await finished(t, second.job_id);
+    expect(secondRow.status).toBe("completed");
+    expect(secondRow.threadId).not.toBe(firstRow.threadId);
+    expect((await finished(t, third.job_id)).status).toBe("completed");
   });
 
   test("a failing LLM call fails the job with error code llm_error; the next job runs", async () => {
