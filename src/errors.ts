@@ -1,6 +1,6 @@
 /**
  * The service's errors. Each request-level error knows its HTTP status and envelope type;
- * `api/envelope.ts` is the one place that turns them into wire responses.
+ * `http/envelope.ts` is the one place that turns them into wire responses.
  */
 export class ServiceError extends Error {
   constructor(

@@ -30,7 +30,7 @@ export interface Services {
   channels: { gateway: boolean; webhook: boolean; tui: boolean };
   /** Non-streaming Responses turn timeout: 120 s under revision A, 30 s under B. */
   turnTimeoutMs: number;
-  /** Timeout of turns that run without a waiting request (/api/chat/send): TURN_TIMEOUT_S. */
+  /** Timeout of turns that run without a waiting request (/api/chat/send, background responses): TURN_TIMEOUT_S. */
   backgroundTurnTimeoutMs: number;
   log: Logger;
   /** The configured MCP servers (their state is part of GET /api/status). */

@@ -15,6 +15,7 @@ import { commitTurn, deleteThread, findResponse, getGate, getThread, type Gate }
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
+import { threadTitle } from "../conversation/title";
 import { gateOf } from "./gates";
 import { itemId, newUuid, responseId } from "../conversation/ids";
 import type { ConversationItem } from "../conversation/items";
@@ -97,7 +98,7 @@ export class Agent {
     const accepted = Promise.withResolvers<{ turn: TurnHandle; result: Promise<TurnResult> }>();
     let isAccepted = false;
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
-      const prepared = await this.#prepare(req, threadId);
+      const prepared = await this.#prepare(req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
       const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
       const events = follow?.(turn) ?? undefined;
       isAccepted = true;
@@ -173,12 +174,12 @@ export class Agent {
   }
 
   /** The thread as the request finds it, checked: its gate lets the request through. */
-  async #prepare(req: TurnRequest, threadId: string): Promise<Prepared> {
+  async #prepare(req: TurnRequest, threadId: string, deadline: number | undefined): Promise<Prepared> {
     const { db } = this.deps;
     if (!req.threadId) {
       // a new thread has no gate: a function_call_output on it answers nothing (400)
       checkResume(req, undefined, this.deps.gateUrl(threadId));
-      return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(req, threadId, undefined, undefined, undefined)) };
+      return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(req, threadId, undefined, undefined, undefined, deadline)) };
     }
     const thread = await getThread(db, threadId);
     const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
@@ -186,7 +187,7 @@ export class Agent {
     const gate = await getGate(db, threadId);
     checkResume(req, gate, this.deps.gateUrl(threadId));
     const tools = thread.tools ?? undefined;
-    return { isNew: false, gate, tools, ...(await this.#context(req, threadId, await this.#threads.load(db, thread), gate, tools)) };
+    return { isNew: false, gate, tools, ...(await this.#context(req, threadId, await this.#threads.load(db, thread), gate, tools, deadline)) };
   }
 
   /**
@@ -200,12 +201,14 @@ export class Agent {
     rows: ThreadContextRows | undefined,
     gate: Gate | undefined,
     threadTools: ExternalTool[] | undefined,
+    /** When the turn times out: the summaries and the memory step do not retry past it either. */
+    deadline?: number,
   ): Promise<Pick<Prepared, "context" | "input" | "policy">> {
     const { deps } = this;
     const policy = await deps.policies(req.userId);
     const context = new ThreadContext(
       {
-        llm: deps.llm,
+        llm: deadline ? { ...deps.llm, stream: (r) => deps.llm.stream({ ...r, deadline: r.deadline ?? deadline }) } : deps.llm,
         settings: deps.context,
         calibrations: this.#calibrations,
         noteTool: deps.tools.specs().find((t) => t.name === "memory_write"),
@@ -351,12 +354,8 @@ export class Agent {
   }
 }
 
-/** A thread's title: its first words, without the instruction and context blocks before them. */
+/** The thread's title, from the turn's last user message. */
 function titleOf(req: TurnRequest): string | undefined {
   const last = req.messages.findLast((m) => "role" in m && m.role === "user");
-  const text = (last && "role" in last ? last.content : undefined)
-    ?.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "")
-    .replace(/\s+/g, " ")
-    .trim();
-  return text ? text.slice(0, 80) : undefined;
+  return threadTitle(last && "role" in last ? last.content : undefined);
 }

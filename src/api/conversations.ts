@@ -8,7 +8,8 @@ import { appendItems, findItem, getGate, getThread, pageItems, setThreadMetadata
 import { authedJson, requireAuth } from "../http/auth";
 import { itemList, itemResource } from "./responses/objects";
 import { InputItemSchema, inputItems, MetadataField, type InputItemBody } from "./responses/request";
-import { ListQuery } from "./responses/routes";
+import { ListQuery } from "./responses/lists";
+import { threadTitle } from "../conversation/title";
 import type { Services } from "../services";
 
 const MAX_ITEMS = 20;
@@ -105,7 +106,11 @@ export function conversationRoutes(s: Services, prefix: string) {
     );
 }
 
+/** A new conversation's title: its first user message that says something besides instructions. */
 function titleOf(items: ConversationItem[]): string | undefined {
-  const first = items.find((i) => i.type === "message" && i.role === "user" && !i.content.startsWith("<instructions>"));
-  return first?.type === "message" ? first.content.replace(/\s+/g, " ").trim().slice(0, 80) || undefined : undefined;
+  for (const i of items) {
+    const title = i.type === "message" && i.role === "user" ? threadTitle(i.content) : undefined;
+    if (title) return title;
+  }
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import type { ToolCall } from "../llm/types";
+import type { ToolCall, ToolSpec } from "../llm/types";
 import { Type, type Static } from "@sinclair/typebox";
 
 /** An image given with a message or a tool's output: a URL or a data URL. */
@@ -69,8 +69,4 @@ export const CompactionItem = Type.Object({
 export type CompactionItem = Static<typeof CompactionItem>;
 
 /** A tool the model may call but that a caller runs: the agent pauses on it. */
-export interface ExternalTool {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-}
+export type ExternalTool = ToolSpec;

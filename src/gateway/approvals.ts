@@ -7,7 +7,7 @@ import type { Services } from "../services";
 import type { ChatEventHub } from "./events";
 import { NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
-import { iso } from "./chat";
+import { isoFromSeconds } from "../http/time";
 import { Decision } from "./chat-wire";
 
 export const DecisionBody = Type.Object(
@@ -28,7 +28,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
         call_id: g.callId,
         tool: g.tool,
         arguments: g.arguments,
-        created_at: iso(g.createdAt),
+        created_at: isoFromSeconds(g.createdAt),
       })),
     }))
     .post(

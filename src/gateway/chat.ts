@@ -6,6 +6,7 @@ import { answerText } from "../agent/turn-types";
 import type { Principal } from "../auth/principal";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import { sseResponse } from "../http/sse";
+import { isoFromSeconds } from "../http/time";
 import type { Services } from "../services";
 import { InvalidRequest, NotFound, TurnError, UpstreamFailure } from "../errors";
 import type { CompactionItem } from "../conversation/items";
@@ -69,8 +70,8 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
         id: t.id,
         title: t.title,
         channel: t.channel,
-        created_at: iso(t.createdAt),
-        updated_at: iso(t.updatedAt),
+        created_at: isoFromSeconds(t.createdAt),
+        updated_at: isoFromSeconds(t.updatedAt),
         waiting: t.waiting,
       })),
     }))
@@ -123,7 +124,6 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
 
 
 /** The chat endpoints give times as ISO 8601 in UTC, as memory and jobs do (stored in Unix seconds). */
-export const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
 
 /**

@@ -1,6 +1,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { authedJson, requireAuth } from "../http/auth";
+import { isoFromMs } from "../http/time";
 import type { Services } from "../services";
 import { InvalidRequest, NotFound } from "../errors";
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, type MemoryEntry } from "../memory/service";
@@ -34,7 +35,7 @@ export function memoryRoutes(s: Services) {
       if (path === null) throw new InvalidRequest("`path` is required.", "invalid_path");
       const doc = await s.memory.read(principal.userId, path);
       if (!doc) throw new NotFound(`No memory document at ${path}.`);
-      return { path: doc.path, content: doc.content, created_at: iso(doc.createdAt), updated_at: iso(doc.updatedAt) };
+      return { path: doc.path, content: doc.content, created_at: isoFromMs(doc.createdAt), updated_at: isoFromMs(doc.updatedAt) };
     })
     .post(
       "/api/memory/write",
@@ -43,8 +44,7 @@ export function memoryRoutes(s: Services) {
     );
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const entry = (e: MemoryEntry) => ({ path: e.path, size: e.size, updated_at: iso(e.updatedAt) });
+const entry = (e: MemoryEntry) => ({ path: e.path, size: e.size, updated_at: isoFromMs(e.updatedAt) });
 
 /** A query parameter given at most once (a repeated one is ambiguous: 400). */
 function single(params: URLSearchParams, name: "q" | "limit" | "path"): string | null {

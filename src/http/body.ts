@@ -30,18 +30,6 @@ export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): P
   return Buffer.concat(chunks);
 }
 
-/**
- * Reads a JSON object body whatever its content type (curl -d sends form encoding), with
- * the gateway's 14 MiB limit.
- */
-export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  const value = await readJson(request);
-  if (!value || typeof value !== "object" || Array.isArray(value)) {
-    throw new InvalidRequest("The request body must be a JSON object.");
-  }
-  return value as Record<string, unknown>;
-}
-
 /** Any JSON value; an Elysia route's `parse`, so that its TypeBox schema checks the result. */
 export async function readJson(request: Request): Promise<unknown> {
   const bytes = await readBodyBytes(request);

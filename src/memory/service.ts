@@ -77,6 +77,8 @@ export class MemoryService {
   readonly #seeded = new Set<string>();
   /** Each user's identity documents as last read: every turn's system prompt needs them; writes here forget them. */
   readonly #identity = new Map<string, MemoryDocument[]>();
+  /** Writes per user, so that a read that a write overtook is not kept. */
+  readonly #writes = new Map<string, number>();
   readonly #stop = new AbortController();
   #dims: Promise<Set<number>> | undefined;
   /** The current embedding model's dimensions, once it has answered. */
@@ -101,8 +103,9 @@ export class MemoryService {
     const doc = await this.#prepare(path, content, userId);
     const now = Date.now();
     await this.#locked(userId, async () => {
+      this.#changed(userId);
       await writeDocuments(this.#db, userId, [doc], [...(await this.#vectorDims())], now);
-      this.#identity.delete(userId);
+      this.#changed(userId);
     });
     return { path, size: Buffer.byteLength(content, "utf8"), updatedAt: now };
   }
@@ -124,8 +127,10 @@ export class MemoryService {
     checkPath(path);
     await this.#ensureSeeded(userId);
     return this.#locked(userId, async () => {
-      this.#identity.delete(userId);
-      return deleteDocument(this.#db, userId, path, [...(await this.#vectorDims())]);
+      this.#changed(userId);
+      const deleted = await deleteDocument(this.#db, userId, path, [...(await this.#vectorDims())]);
+      this.#changed(userId);
+      return deleted;
     });
   }
 
@@ -187,17 +192,23 @@ export class MemoryService {
   async identity(userId: string): Promise<MemoryDocument[]> {
     const known = this.#identity.get(userId);
     if (known) return known;
+    const writes = this.#writes.get(userId) ?? 0;
     let docs = await readDocuments(this.#db, userId, [...IDENTITY_PATHS]);
     if (!docs.length) docs = await this.#seed(userId);
     this.#seeded.add(userId);
-    this.#identity.set(userId, docs);
+    if ((this.#writes.get(userId) ?? 0) === writes) this.#identity.set(userId, docs);
     return docs;
   }
 
   /** Forgets what was read of a user's memory (it changed behind this service: the user was deleted). */
   forget(userId: string): void {
-    this.#identity.delete(userId);
+    this.#changed(userId);
     this.#seeded.delete(userId);
+  }
+
+  #changed(userId: string): void {
+    this.#writes.set(userId, (this.#writes.get(userId) ?? 0) + 1);
+    this.#identity.delete(userId);
   }
 
   /** Seeds the default identity documents unless the user has any of them (onboarding). */

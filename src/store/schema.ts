@@ -84,7 +84,7 @@ export const responses = sqliteTable(
 
 /**
  * The conversation: every item of a thread in order. `data` is the item's JSON
- * (message, function_call or function_call_output, see agent/items.ts; or a `compaction`,
+ * (message, function_call or function_call_output, see conversation/items.ts; or a `compaction`,
  * see conversation/items.ts, whose `response_id` is its own id: it belongs to no response).
  */
 export const items = sqliteTable(

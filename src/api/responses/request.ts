@@ -10,7 +10,7 @@ import type { ToolRegistry } from "../../tools/registry";
 import type { ExternalTool } from "../../conversation/items";
 
 // The request bodies of the Responses API (and of the Conversations API's items), as the
-// routes declare them. Each field says what it must be in `error`; api/validation.ts turns
+// routes declare them. Each field says what it must be in `error`; http/validation.ts turns
 // the first failure into the 400 envelope's message. Unlisted fields are accepted and ignored.
 
 const MAX_MODEL_BYTES = 256;

@@ -5,19 +5,15 @@ import { InvalidRequest, NotFound, ThreadNotFound, Unavailable } from "../../err
 import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } from "../../store/conversations";
 import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
 import type { Services } from "../../services";
-import { buildResponse, itemList, itemResource, type ResponseObject } from "./objects";
+import { buildResponse, itemResource, type ResponseObject } from "./objects";
 import { parseResponsesRequest, responsesRequest, type RequestEcho } from "./request";
 import { ResponseRuns, type Run } from "./runs";
 import { replaySource, responseStream } from "./stream";
+import { ListQuery, page } from "./lists";
 
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
 
-export const ListQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 100, multipleOf: 1, error: "must be an integer from 1 to 100." })),
-  order: t.Optional(t.Union([t.Literal("asc"), t.Literal("desc")], { error: "must be asc or desc." })),
-  after: t.Optional(t.String({ minLength: 1, error: "must be an item id." })),
-});
 
 const RetrieveQuery = t.Object({
   stream: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { error: "must be true or false." })),
@@ -163,14 +159,3 @@ function fromResult(r: TurnResult | undefined): ResponseObject {
   return buildResponse({ id: r.id, createdAt: r.createdAt, status: r.status, model: r.model, error: r.error, output: r.output, usage: r.usage, tools: r.tools });
 }
 
-/** One page of items in OpenAI's list shape: `order` (default desc), after the item `after`, `limit` (default 20). */
-export function page<T extends { id: string }>(all: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }) {
-  const ordered = q.order === "asc" ? all : [...all].reverse();
-  let start = 0;
-  if (q.after) {
-    start = ordered.findIndex((i) => i.id === q.after) + 1;
-    if (!start) throw new InvalidRequest(`\`after\` ${JSON.stringify(q.after)} is not an item of this list.`);
-  }
-  const limit = q.limit ?? 20;
-  return itemList(ordered.slice(start, start + limit), start + limit < ordered.length);
-}
