@@ -145,7 +145,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         auth.forget(id);
         memory.forget(id);
         policies.forget(id);
-      }, cancelTurns: (id) => agent.cancelUser(id) }),
+      }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
     startedAt: Date.now(),

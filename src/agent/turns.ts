@@ -158,6 +158,11 @@ export class Agent {
     return this.#running.stop((t) => t.userId === userId && t.threadId === threadId, "cancelled", "The conversation was deleted.");
   }
 
+  /** Cancels the turns the user has running now (the user was suspended) and waits until they have ended. */
+  stopUser(userId: string): Promise<void> {
+    return this.#running.stop((t) => t.userId === userId, "cancelled", "The user was suspended.");
+  }
+
   /** Cancels every turn of the user, waiting ones and later ones too (the user is being deleted), and waits until they have ended. */
   cancelUser(userId: string): Promise<void> {
     return this.#running.stop((t) => t.userId === userId, "cancelled", "The user was deleted.", true);

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { TurnError, UpstreamFailure } from "../errors";
 import { authedJson, requireAuth } from "../http/auth";
+import { UpstreamHttpError } from "../llm/types";
 import type { Services } from "../services";
 
 const ChatCompletionBody = Type.Object(
@@ -27,11 +28,11 @@ export function proxyRoutes(s: Services, prefix: string) {
       async ({ body, request }) => {
         try {
           const upstream = await s.llm.proxyChatCompletions(body, request.signal);
-          if (!upstream.ok) throw await upstreamError(upstream);
           const headers = new Headers({ "content-type": upstream.headers.get("content-type") ?? "application/json" });
           if ((body as { stream?: unknown }).stream === true) headers.set("cache-control", "no-cache");
           return new Response(upstream.body, { status: upstream.status, headers });
         } catch (e) {
+          if (e instanceof UpstreamHttpError) throw upstreamFailure(e);
           throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }
       },
@@ -40,23 +41,12 @@ export function proxyRoutes(s: Services, prefix: string) {
 }
 
 /**
- * An error answer of the LLM endpoint as the JSON envelope, with a short message: the
- * provider's own when it gave one, never its HTML page. Its 4xx status is kept (the request
- * was at fault); a 5xx becomes 502.
+ * An error answer of the LLM endpoint as the JSON envelope, with its short message. Its 4xx
+ * status is kept (the request was at fault), except that a refused key (401, 403) is the
+ * service's own failure, not the caller's token: that, and any 5xx, becomes 502.
  */
-async function upstreamError(upstream: Response): Promise<UpstreamFailure> {
-  const text = await upstream.text().catch(() => "");
-  let detail: string | undefined;
-  try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
-    const m = typeof parsed.error === "string" ? parsed.error : (parsed.error?.message ?? parsed.message);
-    if (typeof m === "string") detail = m;
-  } catch {}
-  // an APIError wrapped by the SDK quotes the body after the status: "502 <html>..."
-  if (detail && /<(!doctype|html|head|body)\b/i.test(detail)) detail = undefined;
-  detail = detail?.replace(/\s+/g, " ").trim().slice(0, 300);
-  // the service's own key refused upstream (401, 403) is the service's failure, not the caller's token
-  const status = upstream.status >= 500 || upstream.status === 401 || upstream.status === 403 ? 502 : upstream.status;
-  const message = `The language model endpoint answered HTTP ${upstream.status}${detail ? `: ${detail}` : "."}`;
-  return new UpstreamFailure(message, status, TYPES[upstream.status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), "upstream_error");
+function upstreamFailure(e: UpstreamHttpError): UpstreamFailure {
+  const status = e.status >= 500 || e.status === 401 || e.status === 403 ? 502 : e.status;
+  const message = `The language model endpoint answered HTTP ${e.status}${e.detail ? `: ${e.detail}` : "."}`;
+  return new UpstreamFailure(message, status, TYPES[e.status] ?? (status >= 500 ? "server_error" : "invalid_request_error"), "upstream_error");
 }

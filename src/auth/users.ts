@@ -56,6 +56,8 @@ export class UserAdmin {
       forget?: (userId: string) => void;
       /** Ends the user's running turns before their data goes (so none is stored after it). */
       cancelTurns?: (userId: string) => Promise<void>;
+      /** Cuts short the turns the user has running now (the user was suspended). */
+      stopTurns?: (userId: string) => Promise<void>;
     },
   ) {}
 
@@ -87,6 +89,7 @@ export class UserAdmin {
       ...(patch.display_name !== undefined ? { displayName: patch.display_name } : {}),
     });
     this.deps.forget?.(id);
+    if (patch.status === "suspended") await this.deps.stopTurns?.(id);
     return userRecord(updated ?? user);
   }
 

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { TurnError } from "../errors";
-import { describeFailure, retryable, retryDelay, sleep } from "./retry";
-import type { Llm, LlmEvent, LlmRequest, ToolCall } from "./types";
+import { describeFailure, providerMessage, retryable, retryDelay, sleep } from "./retry";
+import { UpstreamHttpError, type Llm, type LlmEvent, type LlmRequest, type ToolCall } from "./types";
 
 export interface Endpoint {
   baseUrl?: string;
@@ -106,9 +106,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
           .create({ ...body, model } as unknown as OpenAI.ChatCompletionCreateParams, { signal })
           .asResponse();
       } catch (e) {
-        if (e instanceof OpenAI.APIError && e.status) {
-          return Response.json({ error: e.error ?? { message: e.message } }, { status: e.status });
-        }
+        if (e instanceof OpenAI.APIError && e.status) throw new UpstreamHttpError(e.status, providerMessage(e));
         if (signal.aborted) throw signal.reason ?? e;
         throw new TurnError("llm_error", `The language model at ${endpointName(opts)} ${describeFailure(e)}.`);
       }

@@ -90,7 +90,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** The provider's own message, short, and never an HTML page. */
-function providerMessage(e: InstanceType<typeof OpenAI.APIError>): string {
+export function providerMessage(e: InstanceType<typeof OpenAI.APIError>): string {
   const body = e.error as { message?: unknown } | string | undefined;
   // without a JSON body the SDK puts the raw text in the message, after the status
   let text =

@@ -13,6 +13,16 @@ export type ChatMessage =
     }
   | { role: "tool"; tool_call_id: string; content: string };
 
+/** The endpoint answered the raw proxy's request with an error status; `detail` is its own short message ("" when it gave none, or a page). */
+export class UpstreamHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(`HTTP ${status}${detail ? `: ${detail}` : ""}`);
+  }
+}
+
 /** A call of a tool the model asked for in one step. */
 export type ToolCall = { call_id: string; name: string; arguments: string };
 
@@ -57,7 +67,7 @@ export interface Llm {
    * signal's reason when it aborts: a stream never ends quietly half-way.
    */
   stream(request: LlmRequest): AsyncIterable<LlmEvent>;
-  /** Raw pass-through for the model proxy: the provider's own HTTP response. */
+  /** Raw pass-through for the model proxy: the provider's own HTTP response; an error status throws UpstreamHttpError. */
   proxyChatCompletions(body: Record<string, unknown>, signal: AbortSignal): Promise<Response>;
   /** Checks the endpoint by listing its models (used by onboarding). */
   listModels(signal?: AbortSignal): Promise<string[]>;

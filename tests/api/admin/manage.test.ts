@@ -70,6 +70,21 @@ describe("suspending", () => {
     expect((await status(u.token)).status).toBe(200);
   });
 
+  test("a turn the user has running when suspended is cut short (cancelled), the text so far kept; the user can go on once active", async () => {
+    const u = await t.createUser("member");
+    t.llm.enqueue({ text: Array.from({ length: 300 }, (_, i) => `w${i}`).join(" "), chunkDelayMs: 20 });
+    const chunks = t.llm.textChunksSent();
+    const running = t.respond({ model: "m", input: "a long answer" }, u.token);
+    await t.llm.waitForTextChunks(chunks + 5);
+    expect((await patch(u.user.user_id, { status: "suspended" })).status).toBe(200);
+    const r = await running;
+    expect(r.body).toMatchObject({ status: "failed", error: { code: "cancelled", message: "The user was suspended." } });
+    expect(r.body.output[0].status).toBe("incomplete");
+    expect((await patch(u.user.user_id, { status: "active" })).status).toBe(200);
+    t.llm.enqueue({ text: "back" });
+    expect((await t.respond({ model: "m", input: "again" }, u.token)).body.status).toBe("completed");
+  });
+
   test("the instance owner can be neither suspended, demoted nor deleted (400); nothing changes", async () => {
     await envelope(await patch("owner", { status: "suspended" }), 400, "invalid_request_error");
     await envelope(await patch("owner", { role: "member" }), 400, "invalid_request_error");
