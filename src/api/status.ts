@@ -1,22 +1,25 @@
 import { Elysia } from "elysia";
 import { requireAuth } from "../http/auth";
 import type { Services } from "../services";
+import type { StatusReply } from "./status-reply";
 
 export function statusRoutes(s: Services) {
   return new Elysia({ name: "status" })
     .get("/health", () => ({ status: "ok" }))
     .use(requireAuth(s))
-    .get("/api/status", ({ principal }) => ({
-      status: "ok",
-      version: s.version,
-      uptime_s: Math.floor((Date.now() - s.startedAt) / 1000),
-      llm: { configured: s.llm.configured, model: s.llm.model ?? null },
-      channels: s.channels,
-      revision: s.config.responses.revision,
-      // a server's last error may quote its stderr: only owners and admins see it
-      mcp: {
-        servers: (s.mcp?.status() ?? []).map((m) => (principal.role === "member" ? { ...m, error: m.error ? "unavailable" : null } : m)),
-      },
-      memory: { search: s.memory.mode, embedding_model: s.memory.embeddingModel },
-    }));
+    .get(
+      "/api/status",
+      ({ principal }): StatusReply => ({
+        status: "ok",
+        version: s.version,
+        uptime_s: Math.floor((Date.now() - s.startedAt) / 1000),
+        llm: { configured: s.llm.configured, model: s.llm.model ?? null },
+        channels: s.channels,
+        revision: s.config.responses.revision,
+        mcp: {
+          servers: (s.mcp?.status() ?? []).map((m) => (principal.role === "member" ? { ...m, error: m.error ? "unavailable" : null } : m)),
+        },
+        memory: { search: s.memory.mode, embedding_model: s.memory.embeddingModel ?? null },
+      }),
+    );
 }

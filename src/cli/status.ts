@@ -1,6 +1,7 @@
 import { loadConfig, servicePaths, type Env } from "../config/load";
 import { parseFlags } from "./args";
 import { configuredUrl, findInstance, knownInstanceToken } from "./instance";
+import type { StatusReply } from "../api/status-reply";
 
 export const STATUS_USAGE = `Usage: service status [options]
 
@@ -12,15 +13,6 @@ Options:
   --home DIR            service home (default: $SERVICE_HOME or ~/.service)
   -h, --help            this text
 `;
-
-interface ApiStatus {
-  version: string;
-  uptime_s: number;
-  revision: string;
-  llm: { configured: boolean; model: string | null };
-  channels: Record<string, boolean>;
-  memory?: { search: string };
-}
 
 export async function status(argv: string[]): Promise<number> {
   const f = parseFlags(argv, { json: { type: "boolean" }, home: { type: "string" } }, STATUS_USAGE);
@@ -40,11 +32,11 @@ export async function status(argv: string[]): Promise<number> {
   }
   // the details need the instance token; without it, that the service answers is all there is
   const token = knownInstanceToken(env, config, paths);
-  let api: ApiStatus | undefined;
+  let api: StatusReply | undefined;
   if (instance.url && token) {
     try {
       const res = await fetch(`${instance.url}/api/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5_000) });
-      if (res.ok) api = (await res.json()) as ApiStatus;
+      if (res.ok) api = (await res.json()) as StatusReply;
     } catch {}
   }
   const pid = instance.record?.pid ?? null;

@@ -1,4 +1,4 @@
-import { Type, type Static } from "@sinclair/typebox";
+import type { McpServerStatus } from "./status";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -17,16 +17,6 @@ const HEALTHY_MS = 60_000;
 /** Streamable HTTP has no process to watch: a ping tells whether the server is still there. */
 const HTTP_PING_MS = 30_000;
 const STDERR_TAIL_CHARS = 2_000;
-
-export const McpServerStatus = Type.Object({
-  name: Type.String(),
-  transport: Type.Union([Type.Literal("stdio"), Type.Literal("http")]),
-  /** `restarting`: it was ready and went away; `failed`: the last attempt to start it failed. */
-  state: Type.Union([Type.Literal("starting"), Type.Literal("ready"), Type.Literal("restarting"), Type.Literal("failed")]),
-  tools: Type.Integer(),
-  error: Type.Union([Type.String(), Type.Null()]),
-});
-export type McpServerStatus = Static<typeof McpServerStatus>;
 
 export interface ConnectionHooks {
   /** The server's tools, after every (re)connect and list change. */

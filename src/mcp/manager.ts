@@ -4,7 +4,8 @@ import type { ApprovalPolicy } from "../config/schema";
 import { jsonSchema } from "../tools/json-schema";
 import type { ToolRegistry } from "../tools/registry";
 import type { Tool } from "../tools/tool";
-import type { McpConnection, McpServerStatus } from "./connection";
+import type { McpConnection } from "./connection";
+import type { McpServerStatus } from "./status";
 import { mcpServerPrefix, mcpToolName } from "./names";
 
 /**

@@ -2,6 +2,7 @@
 // here may need Node, Bun or TypeBox at run time: the browser bundle includes this module.
 import type { Accepted, Compacted, Decision, History, ThreadSummary } from "../chat-wire";
 import { followEvents, type FollowOptions } from "./sse";
+import type { StatusReply } from "../../api/status-reply";
 
 /** The service answered with an error status; `message` is meant for a person. */
 export class ApiError extends Error {
@@ -22,10 +23,8 @@ export class ConnectionError extends ApiError {
   }
 }
 
-export interface ServiceStatus {
-  version: string;
-  llm: { configured: boolean; model: string | null };
-}
+/** What the UIs read of GET /api/status. */
+export type ServiceStatus = Pick<StatusReply, "version" | "llm">;
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
