@@ -7,6 +7,7 @@ import { openDatabase } from "../store/db";
 import type { Role } from "../store/users";
 import { UsageError } from "./args";
 import { findInstance, knownInstanceToken } from "./instance";
+import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
 
 export const USERS_USAGE = `Usage: service users <command> [options]
 
@@ -173,29 +174,16 @@ async function connect(paths: Paths, env: Env, config: Config): Promise<Users> {
 }
 
 function overHttp(url: string, token: string): Users {
-  const base = `${url}/api/webchat/v2/admin/users`;
+  const client = new ChatClient({ baseUrl: url, token, fetch: (u, init) => fetch(u, { ...init, signal: AbortSignal.timeout(30_000) }) });
+  const base = "/api/webchat/v2/admin/users";
   const call = async <T>(method: string, path = "", body?: unknown): Promise<T> => {
-    let res: Response;
     try {
-      res = await fetch(base + path, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-        signal: AbortSignal.timeout(30_000),
-      });
+      return await client.request<T>(method, base + path, body);
     } catch (e) {
-      throw new Failure(`cannot reach the service at ${url}: ${(e as Error).message}`);
+      if (e instanceof ApiError && e.status === 401) throw new Failure(`the service at ${url} refused the instance token: is it the one serve uses?`);
+      if (e instanceof ConnectionError) throw new Failure(`cannot reach the service at ${url}: ${String((e.cause as Error)?.message ?? e.message)}`);
+      throw e instanceof ApiError ? new Failure(e.message) : e;
     }
-    const text = await res.text();
-    if (res.status === 401) throw new Failure(`the service at ${url} refused the instance token: is it the one serve uses?`);
-    if (!res.ok) {
-      let message = text;
-      try {
-        message = JSON.parse(text).error.message;
-      } catch {}
-      throw new Failure(message || `the service answered ${res.status}`);
-    }
-    return (text ? JSON.parse(text) : undefined) as T;
   };
   return {
     list: async () => (await call<{ users: UserRecord[] }>("GET")).users,
