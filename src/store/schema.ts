@@ -1,5 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { TurnErrorCode } from "../errors";
 import type { CompactionItem } from "../conversation/items";
 import type { ExternalTool } from "../conversation/items";
 
@@ -69,7 +70,7 @@ export const responses = sqliteTable(
     status: text("status", { enum: ["completed", "failed"] }).notNull(),
     model: text("model").notNull(),
     /** `{code, message}` when failed. */
-    error: text("error", { mode: "json" }).$type<StoredError>(),
+    error: text("error", { mode: "json" }).$type<{ code: TurnErrorCode; message: string }>(),
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     costMicroUsd: integer("cost_micro_usd").notNull().default(0),

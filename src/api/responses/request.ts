@@ -8,6 +8,7 @@ import type { LlmOptions } from "../../llm/types";
 import { parseCallerTools } from "../../tools/caller";
 import type { ToolRegistry } from "../../tools/registry";
 import type { ExternalTool } from "../../conversation/items";
+import { ResponseObject } from "./objects";
 
 // The request bodies of the Responses API (and of the Conversations API's items), as the
 // routes declare them. Each field says what it must be in `error`; http/validation.ts turns
@@ -159,20 +160,21 @@ export type ResponsesBody = Static<ReturnType<typeof responsesRequest>>;
 export type Revision = "A" | "B";
 
 /** What the response object echoes of the request (stored with the response for retrieval). */
-export interface RequestEcho {
-  instructions: string | null;
-  previous_response_id: string | null;
-  conversation: { id: string } | null;
-  temperature: number | null;
-  store: boolean;
-  background: boolean;
-  metadata: Record<string, string>;
-  max_output_tokens: number | null;
-  tool_choice: unknown;
-  parallel_tool_calls: boolean;
-  text: { format: Record<string, unknown> };
-  user: string | null;
-}
+export const RequestEcho = Type.Pick(ResponseObject, [
+  "instructions",
+  "previous_response_id",
+  "conversation",
+  "temperature",
+  "store",
+  "background",
+  "metadata",
+  "max_output_tokens",
+  "tool_choice",
+  "parallel_tool_calls",
+  "text",
+  "user",
+]);
+export type RequestEcho = Static<typeof RequestEcho>;
 
 /** A request in the terms the agent takes. */
 export interface ParsedRequest {

@@ -6,14 +6,18 @@ import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } 
 import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
 import type { Services } from "../../services";
 import { buildResponse, itemResource, type ResponseObject } from "./objects";
-import { parseResponsesRequest, responsesRequest, type RequestEcho } from "./request";
+import { parseResponsesRequest, RequestEcho, responsesRequest } from "./request";
 import { ResponseRuns, type Run } from "./runs";
 import { replaySource, responseStream } from "./stream";
 import { ListQuery, page } from "./lists";
+import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
 
+
+const StoredEcho = Type.Partial(RequestEcho);
 
 const RetrieveQuery = t.Object({
   stream: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { error: "must be true or false." })),
@@ -41,13 +45,14 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
     const { output } = await loadResponseItems(s.db, row.id);
     const thread = await getThread(s.db, row.threadId);
     return buildResponse({
-      echo: (row.meta ?? {}) as Partial<RequestEcho>,
+      // the facts this route stored with the response; anything else (another channel's) is not echoed
+      echo: Value.Check(StoredEcho, row.meta) ? row.meta : {},
       tools: thread?.tools ?? [],
       id: row.id,
       createdAt: row.createdAt,
       status: row.status,
       model: retrievedModel,
-      error: row.error as TurnResult["error"],
+      error: row.error,
       output,
       usage:
         revision === "A"
