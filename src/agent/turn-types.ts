@@ -2,9 +2,7 @@ import type { LlmOptions } from "../llm/types";
 import type { TurnErrorCode } from "../errors";
 import type { StoreWrite } from "../store/db";
 import type { ExternalTool } from "../conversation/items";
-import type { ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "../conversation/items";
-
-export type ApprovalDecision = "approve" | "deny" | "always";
+import type { ApprovalDecision, ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "../conversation/items";
 
 /** An item a caller sends: a message (`type` may be left out), or a call and output it replays. */
 export type InputItem =

@@ -70,3 +70,7 @@ export type CompactionItem = Static<typeof CompactionItem>;
 
 /** A tool the model may call but that a caller runs: the agent pauses on it. */
 export type ExternalTool = ToolSpec;
+
+/** A person's answer to a tool call that needs approval: once, never, or from now on. */
+export const ApprovalDecision = Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]);
+export type ApprovalDecision = Static<typeof ApprovalDecision>;

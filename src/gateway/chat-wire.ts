@@ -2,6 +2,7 @@
 // one place for the server and its two clients: the web UI (src/gateway/web) and the TUI.
 // The clients import the types only (`import type`), so TypeBox stays out of the browser bundle.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { ApprovalDecision } from "../conversation/items";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Ids = { thread_id: Type.String(), response_id: Type.String() };
@@ -119,5 +120,5 @@ export const Accepted = Type.Object({ message_id: Type.String(), ...Ids, status:
 export type Accepted = Static<typeof Accepted>;
 
 /** POST /api/chat/approvals/{thread_id}: the body's `decision`. */
-export const Decision = Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]);
-export type Decision = Static<typeof Decision>;
+export const Decision = ApprovalDecision;
+export type Decision = ApprovalDecision;
