@@ -1,3 +1,6 @@
+/** Instructions a caller sends with a message (or as a system or developer message), rendered ahead of it. */
+export const instructionsBlock = (text: string) => `<instructions>\n${text}\n</instructions>`;
+
 /**
  * Structured context a caller attaches to a message, rendered ahead of it: one line per key,
  * a flat object's fields indented below its key, anything deeper as JSON.

@@ -1,3 +1,4 @@
+import { itemId } from "../conversation/ids";
 import type { LlmOptions } from "../llm/types";
 import type { TurnErrorCode } from "../errors";
 import type { StoreWrite } from "../store/db";
@@ -9,6 +10,9 @@ export type InputItem =
   | { type?: "message"; role: "user" | "assistant"; content: string; images?: ImageRef[] }
   | Omit<FunctionCallItem, "id">
   | Omit<FunctionCallOutputItem, "id">;
+
+/** An input item as it is stored: with an id of its own. */
+export const storedItem = (m: InputItem): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() });
 
 export interface TurnRequest {
   userId: string;

@@ -17,7 +17,7 @@ import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
 import { threadTitle } from "../conversation/title";
 import { gateOf } from "./gates";
-import { itemId, newUuid, responseId } from "../conversation/ids";
+import { newUuid, responseId } from "../conversation/ids";
 import type { ConversationItem } from "../conversation/items";
 import type { AgentEvent } from "./events";
 import { agentLoop } from "./loop";
@@ -25,7 +25,7 @@ import { systemPrompt } from "./prompt";
 import type { IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
 import { RunningTurns } from "./running";
-import type { TurnHandle, TurnRequest, TurnResult } from "./turn-types";
+import { storedItem, type TurnHandle, type TurnRequest, type TurnResult } from "./turn-types";
 
 export interface AgentDeps {
   db: Db;
@@ -143,7 +143,7 @@ export class Agent {
   async deleteThread(userId: string, threadId: string): Promise<boolean> {
     const thread = await getThread(this.deps.db, threadId);
     if (!thread || thread.userId !== userId) return false;
-    await this.cancelThread(threadId, userId);
+    await this.#running.stop((t) => t.userId === userId && t.threadId === threadId, "cancelled", "The conversation was deleted.");
     await this.withThread(threadId, () => deleteThread(this.deps.db, threadId));
     return true;
   }
@@ -151,11 +151,6 @@ export class Agent {
   /** Cancels a running turn of this user's; resolves to its stored result, or undefined if none runs. */
   cancel(responseId: string, userId: string): Promise<TurnResult | undefined> | undefined {
     return this.#running.cancel(responseId, userId);
-  }
-
-  /** Cancels the thread's running turns (it is being deleted) and waits until they have ended. */
-  cancelThread(threadId: string, userId: string): Promise<void> {
-    return this.#running.stop((t) => t.userId === userId && t.threadId === threadId, "cancelled", "The conversation was deleted.");
   }
 
   /** Cancels the turns the user has running now (the user was suspended) and waits until they have ended. */
@@ -234,10 +229,7 @@ export class Agent {
         policy,
       },
     );
-    const input: ConversationItem[] = [
-      ...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, id: itemId(), ...o })),
-      ...req.messages.map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() })),
-    ];
+    const input = [...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, ...o })), ...req.messages].map(storedItem);
     context.checkInput(input, [...deps.tools.specs(), ...(req.externalTools ?? threadTools ?? [])]);
     return { context, input, policy };
   }

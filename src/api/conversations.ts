@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
+import { instructionsBlock } from "../agent/context";
 import { Type } from "@sinclair/typebox";
-import { conversationId, itemId, newUuid, threadOfConversation } from "../conversation/ids";
+import { storedItem } from "../agent/turn-types";
+import { conversationId, newUuid, threadOfConversation } from "../conversation/ids";
 import type { ConversationItem } from "../conversation/items";
 import type { Principal } from "../auth/principal";
 import { InvalidRequest, NotFound } from "../errors";
@@ -35,10 +37,10 @@ export function conversationRoutes(s: Services, prefix: string) {
   const toStored = async (items: InputItemBody[], p: Principal): Promise<ConversationItem[]> => {
     const { messages, toolOutputs, system } = await inputItems(items, (id) => findItem(s.db, id, p.userId));
     return [
-      ...system.map((text) => ({ role: "user" as const, content: `<instructions>\n${text}\n</instructions>` })),
+      ...system.map((text) => ({ role: "user" as const, content: instructionsBlock(text) })),
       ...messages,
       ...toolOutputs.map((o) => ({ type: "function_call_output" as const, ...o })),
-    ].map((m): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() }));
+    ].map(storedItem);
   };
   const json = { parse: authedJson(s) };
 

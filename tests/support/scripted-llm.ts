@@ -106,6 +106,35 @@ export interface ScriptedOptions {
   contextWindow?: number;
 }
 
+/** A count that tests can wait on (readiness, not a sleep). */
+function counter(what: string) {
+  let value = 0;
+  const waiters = new Set<{ n: number; done: () => void }>();
+  return {
+    get value() {
+      return value;
+    },
+    add(n: number) {
+      value += n;
+      for (const w of waiters) if (value >= w.n) w.done();
+    },
+    reset() {
+      value = 0;
+    },
+    until(n: number, timeoutMs = 5000): Promise<void> {
+      if (value >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const w = { n, done: () => (clearTimeout(timer), waiters.delete(w), resolve()) };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`expected ${n} ${what}, got ${value} after ${timeoutMs}ms`));
+        }, timeoutMs);
+        waiters.add(w);
+      });
+    },
+  };
+}
+
 export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLLM> {
   const countTokens = opts.countTokens ?? charTokens;
   const record = opts.record !== false;
@@ -113,12 +142,10 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
   const requests: RecordedRequest[] = [];
   let queue: Step[] = [];
   let responder: Responder | null = null;
-  let chatCount = 0;
+  const chats = counter("chat requests");
   let lastChatBody: any;
   let seq = 0;
-  const waiters = new Set<{ n: number; done: () => void }>();
-  let chunksSent = 0;
-  const chunkWaiters = new Set<{ n: number; done: () => void }>();
+  const chunks = counter("text chunks");
   // Things to release on close(): pending sleeps and hangs.
   const pending = new Set<() => void>();
 
@@ -215,7 +242,7 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
     const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
     const chunkDelay = "chunkDelayMs" in step ? step.chunkDelayMs : 0;
     if (!chunkDelay) {
-      countChunks(textFrames);
+      chunks.add(textFrames);
       return new Response(frames.join(""), { headers });
     }
     let i = 0;
@@ -224,17 +251,12 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
         async pull(controller) {
           if (i > 0 && !(await sleep(chunkDelay, signal))) return controller.close();
           controller.enqueue(encoder.encode(frames[i++]));
-          if (i - 1 >= firstText && i - 1 < firstText + textFrames) countChunks(1);
+          if (i - 1 >= firstText && i - 1 < firstText + textFrames) chunks.add(1);
           if (i >= frames.length) controller.close();
         },
       }),
       { headers },
     );
-  }
-
-  function countChunks(n: number): void {
-    chunksSent += n;
-    for (const w of chunkWaiters) if (chunksSent >= w.n) w.done();
   }
 
   /** Sends `frames`, then errors the body stream so Bun tears the connection down mid-response. */
@@ -283,9 +305,8 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
       if (record) requests.push(rec);
       const isChat = req.method === "POST" && path === CHAT_PATH;
       if (isChat) {
-        chatCount++;
+        chats.add(1);
         lastChatBody = body;
-        for (const w of waiters) if (chatCount >= w.n) w.done();
       }
 
       if (opts.apiKey && req.headers.get("authorization") !== `Bearer ${opts.apiKey}`) {
@@ -312,41 +333,15 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
     lastChat: () => lastChatBody,
     enqueue: (...steps) => void queue.push(...steps),
     respondWith: (fn) => void (responder = fn),
-    waitForRequests(n, timeoutMs = 5000) {
-      if (chatCount >= n) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const w = {
-          n,
-          done: () => { clearTimeout(timer); waiters.delete(w); resolve(); },
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(w);
-          reject(new Error(`waitForRequests: expected ${n} chat requests, got ${chatCount} after ${timeoutMs}ms`));
-        }, timeoutMs);
-        waiters.add(w);
-      });
-    },
-    textChunksSent: () => chunksSent,
-    waitForTextChunks(n, timeoutMs = 5000) {
-      if (chunksSent >= n) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const w = {
-          n,
-          done: () => { clearTimeout(timer); chunkWaiters.delete(w); resolve(); },
-        };
-        const timer = setTimeout(() => {
-          chunkWaiters.delete(w);
-          reject(new Error(`waitForTextChunks: expected ${n} text chunks, got ${chunksSent} after ${timeoutMs}ms`));
-        }, timeoutMs);
-        chunkWaiters.add(w);
-      });
-    },
+    waitForRequests: (n, timeoutMs) => chats.until(n, timeoutMs),
+    textChunksSent: () => chunks.value,
+    waitForTextChunks: (n, timeoutMs) => chunks.until(n, timeoutMs),
     reset() {
       queue = [];
-      chunksSent = 0;
+      chunks.reset();
       responder = null;
       requests.length = 0;
-      chatCount = 0;
+      chats.reset();
       lastChatBody = undefined;
     },
     async close() {

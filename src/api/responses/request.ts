@@ -1,5 +1,5 @@
 import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
-import { userContextBlock } from "../../agent/context";
+import { instructionsBlock, userContextBlock } from "../../agent/context";
 import { threadOfConversation, threadOfResponse } from "../../conversation/ids";
 import type { ConversationItem, ImageRef } from "../../conversation/items";
 import type { InputItem } from "../../agent/turn-types";
@@ -229,7 +229,7 @@ export async function parseResponsesRequest(
     throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
   }
   const blocks = [
-    ...[...system, ...(instructions ? [instructions] : [])].map((s) => `<instructions>\n${s}\n</instructions>`),
+    ...[...system, ...(instructions ? [instructions] : [])].map(instructionsBlock),
     ...(context ? [userContextBlock(context)] : []),
   ];
   // A resume carries no user message; the thread's earlier instructions stay in force.

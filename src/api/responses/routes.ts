@@ -38,10 +38,16 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
   const revision = s.config.responses.revision;
   const retrievedModel = revision === "A" ? "default" : PLACEHOLDER_MODEL;
 
-  /** A stored response of this user's, as retrieval rebuilds it. */
-  const stored = async (id: string, userId: string): Promise<ResponseObject> => {
+  /** A stored response of this user's, or the 404 that reveals nothing of anyone else's. */
+  const mine = async (id: string, userId: string) => {
     const row = await findResponse(s.db, id, userId);
     if (!row) throw new NotFound(`No response found with id ${id}.`);
+    return row;
+  };
+
+  /** A stored response of this user's, as retrieval rebuilds it. */
+  const stored = async (id: string, userId: string): Promise<ResponseObject> => {
+    const row = await mine(id, userId);
     const { output } = await loadResponseItems(s.db, row.id);
     const thread = await getThread(s.db, row.threadId);
     return buildResponse({
@@ -122,8 +128,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       "/responses/:id/input_items",
       async ({ params, principal, query }) => {
         const live = runs.get(params.id, principal.userId);
-        if (!live && !(await findResponse(s.db, params.id, principal.userId))) throw new NotFound(`No response found with id ${params.id}.`);
-        const input = live ? live.turn.input : (await loadResponseItems(s.db, params.id)).input;
+        const input = live ? live.turn.input : (await loadResponseItems(s.db, (await mine(params.id, principal.userId)).id)).input;
         return page(input.map(itemResource), query);
       },
       { query: ListQuery },
@@ -132,8 +137,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       if (runs.get(params.id, principal.userId)) {
         throw new InvalidRequest(`Response ${params.id} is in progress; cancel it before deleting it.`);
       }
-      if (!(await findResponse(s.db, params.id, principal.userId))) throw new NotFound(`No response found with id ${params.id}.`);
-      await deleteResponse(s.db, params.id);
+      await deleteResponse(s.db, (await mine(params.id, principal.userId)).id);
       return { id: params.id, object: "response.deleted", deleted: true };
     })
     .post(
@@ -142,7 +146,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
         const run = runs.get(params.id, principal.userId, "cancel");
         const finished = s.agent.cancel(params.id, principal.userId);
         if (!finished) {
-          await stored(params.id, principal.userId);
+          await mine(params.id, principal.userId);
           throw new InvalidRequest(`Response ${params.id} is not in progress; only a running response can be cancelled.`);
         }
         const final = run ? await run.done : fromResult(await finished);
