@@ -16,8 +16,6 @@ export interface OpenAiLlmOptions extends Endpoint {
   maxRetries?: number;
   /** Tried in order once the primary's retries are spent. */
   fallbacks?: Endpoint[];
-  /** First backoff step in ms (default 500); doubles with each retry. */
-  retryBaseMs?: number;
 }
 
 export const LLM_NOT_CONFIGURED =
@@ -31,6 +29,9 @@ const client = (e: Endpoint) =>
     maxRetries: 0, // retried here, within the turn's deadline, then the fallbacks
     timeout: 10 * 60_000,
   });
+
+/** The first wait before a retry; it doubles with each one. */
+const RETRY_BASE_MS = 500;
 
 /** How a person names an endpoint: its host and model, never its key. */
 const endpointName = (e: Endpoint) => {
@@ -54,7 +55,6 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
   const primary = { endpoint: opts as Endpoint, client: client(opts) };
   const endpoints = [primary, ...(opts.fallbacks ?? []).map((e) => ({ endpoint: e, client: client(e) }))];
   const maxRetries = opts.maxRetries ?? 3;
-  const baseMs = opts.retryBaseMs ?? 500;
 
   async function* stream(req: LlmRequest): AsyncIterable<LlmEvent> {
     if (!configured) throw new TurnError("llm_not_configured", LLM_NOT_CONFIGURED);
@@ -78,7 +78,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
           if (started || e instanceof StreamBroken) {
             throw new TurnError("llm_error", `The language model at ${endpointName(endpoint)} stopped in the middle of its answer: ${describeFailure(cause)}.`);
           }
-          const wait = retryable(cause) && attempt < maxRetries ? retryDelay(attempt, cause, { baseMs, deadline: req.deadline }) : undefined;
+          const wait = retryable(cause) && attempt < maxRetries ? retryDelay(attempt, cause, { baseMs: RETRY_BASE_MS, deadline: req.deadline }) : undefined;
           if (wait === undefined) {
             lastCause = cause;
             const tries = attempt + 1;
