@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+
 import { Agent } from "./agent/turns";
 import { memoryIdentity } from "./memory/identity";
 import { MemoryService } from "./memory/service";
@@ -8,7 +8,7 @@ import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
-import { databaseUrl, ensureHome, loadConfig, type Env, type Paths } from "./config/load";
+import { configuredInstanceToken, databaseUrl, ensureHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
 import { RESPONSES_TURN_TIMEOUT_MS, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError } from "./errors";
 import { openAiLlm } from "./llm/openai";
@@ -22,23 +22,16 @@ import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
 import { startWebhookChannel } from "./channels/webhook/listener";
+import { webhookConfigProblem } from "./channels/webhook/settings";
 import { VERSION } from "./version";
 import { createLogger, isLogger, sinkLogger, type Logger } from "./log";
 
-/** A shorter webhook secret can be guessed; `serve` refuses it. */
-const MIN_WEBHOOK_SECRET = 16;
 
-export type TokenSource = "SERVICE_REBORN_WEBUI_TOKEN" | "GATEWAY_AUTH_TOKEN" | "webui-token" | "generated";
+export type TokenSource = ConfiguredTokenSource | "generated";
 
-/** SERVICE_REBORN_WEBUI_TOKEN > GATEWAY_AUTH_TOKEN > the webui-token file > generated for this run. */
+/** The configured instance token (config/load.ts), else one generated for this run. */
 export function resolveInstanceToken(env: Env, config: Config, paths: Paths): { token: string; source: TokenSource } {
-  if (env.SERVICE_REBORN_WEBUI_TOKEN) return { token: env.SERVICE_REBORN_WEBUI_TOKEN, source: "SERVICE_REBORN_WEBUI_TOKEN" };
-  if (config.gateway.authToken) return { token: config.gateway.authToken, source: "GATEWAY_AUTH_TOKEN" };
-  if (existsSync(paths.token)) {
-    const token = readFileSync(paths.token, "utf8").trim();
-    if (token) return { token, source: "webui-token" };
-  }
-  return { token: newToken(), source: "generated" };
+  return configuredInstanceToken(env, config, paths) ?? { token: newToken(), source: "generated" };
 }
 
 export interface RunningService {
@@ -73,14 +66,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       ? sinkLogger(opts.log)
       : createLogger({ format: config.log.format ?? "pretty", level: config.log.level });
   ensureHome(opts.paths);
-  if (config.http.enabled && !config.http.webhookSecret) {
-    throw new ConfigError("HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set: the webhook channel needs a shared secret.");
-  }
-  if (config.http.enabled && config.http.webhookSecret!.length < MIN_WEBHOOK_SECRET) {
-    throw new ConfigError(
-      `HTTP_WEBHOOK_SECRET is ${config.http.webhookSecret!.length} characters long: the webhook channel needs a secret of at least ${MIN_WEBHOOK_SECRET} characters (for example: openssl rand -hex 32).`,
-    );
-  }
+  const webhookProblem = config.http.enabled ? webhookConfigProblem(config) : undefined;
+  if (webhookProblem) throw new ConfigError(webhookProblem);
   const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
   await ensureOwner(database.db);
 

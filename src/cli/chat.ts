@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+
 import { isUuid } from "../conversation/ids";
-import { loadConfig, servicePaths, type Env } from "../config/load";
+import { configuredInstanceToken, loadConfig, servicePaths, type Env } from "../config/load";
 import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
 import { connectHost } from "./instance";
 import { fileLog, logFilePath } from "../tui/log";
@@ -33,11 +33,7 @@ export async function chat(argv: string[]): Promise<number> {
   } catch {
     throw new UsageError(`--url must be a URL like http://127.0.0.1:3000, not '${url}'`, CHAT_USAGE);
   }
-  const token =
-    (f.token as string | undefined) ||
-    env.SERVICE_REBORN_WEBUI_TOKEN ||
-    config?.gateway.authToken ||
-    (existsSync(paths.token) ? readFileSync(paths.token, "utf8").trim() : "");
+  const token = (f.token as string | undefined) || (config && configuredInstanceToken(env, config, paths)?.token);
   if (!token) {
     process.stderr.write(
       `service: no instance token: pass --token, set SERVICE_REBORN_WEBUI_TOKEN or GATEWAY_AUTH_TOKEN, or run \`service onboard\` (writes ${paths.token})\n`,

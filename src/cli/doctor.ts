@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { databaseUrl, envLayer, mergeLayers, readConfigFile, servicePaths, validateConfig, type Env, type Paths } from "../config/load";
 import type { Config, ConfigLayer } from "../config/schema";
-import { CallbackAllowList } from "../channels/webhook/callbacks";
+import { webhookConfigProblem } from "../channels/webhook/settings";
 import { unknownKeys } from "../config/unknown-keys";
 import { openAiLlm } from "../llm/openai";
 import { migrations } from "../store/migrations";
@@ -86,7 +86,7 @@ function configCheck(paths: Paths, env: Env, checks: Check[]): Config | undefine
     return undefined;
   }
   const source = existsSync(paths.config) ? paths.config : "no config.json: defaults and environment";
-  const problem = webhookProblem(config);
+  const problem = webhookConfigProblem(config);
   if (problem) {
     checks.push({ verdict: "fail", what, detail: `${source}: ${problem}` });
   } else {
@@ -102,19 +102,6 @@ function configCheck(paths: Paths, env: Env, checks: Check[]): Config | undefine
     );
   }
   return config;
-}
-
-/** What `serve` would refuse in the webhook channel's settings. */
-function webhookProblem(config: Config): string | undefined {
-  try {
-    new CallbackAllowList(config.http.callbackAllowHosts);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  if (!config.http.enabled) return undefined;
-  if (!config.http.webhookSecret) return "HTTP_ENABLED is true but HTTP_WEBHOOK_SECRET is not set";
-  if (config.http.webhookSecret.length < 16) return "HTTP_WEBHOOK_SECRET is shorter than 16 characters";
-  return undefined;
 }
 
 async function database(config: Config, paths: Paths): Promise<Check> {

@@ -1,10 +1,10 @@
-import { parseArgs } from "node:util";
+import type { ParseArgsConfig } from "node:util";
 import { databaseUrl, loadConfig, servicePaths, type Env, type Paths } from "../config/load";
 import { CredentialStore } from "../extensions/credentials";
 import { findInstalled, installExtension, listInstalled, removeExtension, setEnabled, type Installed } from "../extensions/installed";
 import { credentialsOf, extensionToolName, ManifestError } from "../extensions/manifest";
 import { openDatabase, type Database } from "../store/db";
-import { UsageError } from "./args";
+import { parseSubcommand, UsageError } from "./args";
 
 export const EXTENSION_USAGE = `Usage: service extension <command> [options]
 
@@ -89,31 +89,16 @@ const FLAGS = {
 } as const;
 
 export async function extension(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (!command || command === "--help" || command === "-h" || command === "help") {
-    if (!command) throw new UsageError("which extension command?", EXTENSION_USAGE);
-    process.stdout.write(EXTENSION_USAGE);
-    return 0;
-  }
-  const usage = USAGES[command];
-  if (!usage) throw new UsageError(`unknown extension command '${command}'`, EXTENSION_USAGE);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      options: { ...(FLAGS as Record<string, object>)[command], home: { type: "string" }, help: { type: "boolean", short: "h" } } as never,
-      strict: true,
-      allowPositionals: true,
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message, usage);
-  }
-  const f = parsed.values as Record<string, string | boolean | undefined>;
-  if (f.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
-  const positionals = parsed.positionals;
+  const parsed = parseSubcommand(
+    argv,
+    "extension",
+    EXTENSION_USAGE,
+    (command) => (USAGES[command] ? { ...(FLAGS as Record<string, NonNullable<ParseArgsConfig["options"]>>)[command], home: { type: "string" } } : undefined),
+    (command) => USAGES[command]!,
+  );
+  if (!parsed) return 0;
+  const { command, flags: f, positionals } = parsed;
+  const usage = USAGES[command]!;
   const wanted = command === "list" ? 0 : 1;
   if (positionals.length !== wanted) {
     throw new UsageError(wanted ? `${command} takes one ${command === "install" ? "path" : "extension name"}` : `${command} takes no arguments`, usage);

@@ -2,9 +2,9 @@
 // writes `$SERVICE_HOME/serve.json` (its pid and the address it really listens on, which a
 // port of 0 or a --port flag make different from the configuration) and removes it when it
 // stops; a stale file (a killed process) is recognised by its pid and a dead address.
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Env, Paths } from "../config/load";
+import type { Paths } from "../config/load";
 import type { Config } from "../config/schema";
 
 export interface RunRecord {
@@ -85,10 +85,3 @@ export async function findInstance(paths: Paths, config: Config): Promise<Instan
   return undefined;
 }
 
-/** The instance token as a client finds it: SERVICE_REBORN_WEBUI_TOKEN, GATEWAY_AUTH_TOKEN, the webui-token file. */
-export function knownInstanceToken(env: Env, config: Config, paths: Paths): string | undefined {
-  if (env.SERVICE_REBORN_WEBUI_TOKEN) return env.SERVICE_REBORN_WEBUI_TOKEN;
-  if (config.gateway.authToken) return config.gateway.authToken;
-  if (!existsSync(paths.token)) return undefined;
-  return readFileSync(paths.token, "utf8").trim() || undefined;
-}

@@ -1,6 +1,6 @@
-import { loadConfig, servicePaths, type Env } from "../config/load";
+import { configuredInstanceToken, loadConfig, servicePaths, type Env } from "../config/load";
 import { parseFlags } from "./args";
-import { configuredUrl, findInstance, knownInstanceToken } from "./instance";
+import { configuredUrl, findInstance } from "./instance";
 import type { StatusReply } from "../api/status-reply";
 
 export const STATUS_USAGE = `Usage: service status [options]
@@ -31,7 +31,7 @@ export async function status(argv: string[]): Promise<number> {
     return 1;
   }
   // the details need the instance token; without it, that the service answers is all there is
-  const token = knownInstanceToken(env, config, paths);
+  const token = configuredInstanceToken(env, config, paths)?.token;
   let api: StatusReply | undefined;
   if (instance.url && token) {
     try {

@@ -1,12 +1,11 @@
-import { parseArgs } from "node:util";
 import { UserAdmin, type UserPatch, type UserRecord } from "../auth/users";
-import { databaseUrl, loadConfig, servicePaths, type Env, type Paths } from "../config/load";
+import { configuredInstanceToken, databaseUrl, loadConfig, servicePaths, type Env, type Paths } from "../config/load";
 import type { Config } from "../config/schema";
 import { ServiceError } from "../errors";
 import { openDatabase } from "../store/db";
 import type { Role } from "../store/users";
-import { UsageError } from "./args";
-import { findInstance, knownInstanceToken } from "./instance";
+import { parseSubcommand, UsageError } from "./args";
+import { findInstance } from "./instance";
 import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
 
 export const USERS_USAGE = `Usage: service users <command> [options]
@@ -48,35 +47,19 @@ interface Users {
 class Failure extends Error {}
 
 export async function users(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (!command || command === "--help" || command === "-h" || command === "help") {
-    if (!command) throw new UsageError("which users command?", USERS_USAGE);
-    process.stdout.write(USERS_USAGE);
-    return 0;
-  }
-  if (!COMMANDS.includes(command as Command)) throw new UsageError(`unknown users command '${command}'`, USERS_USAGE);
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      options: {
-        json: { type: "boolean" },
-        home: { type: "string" },
-        help: { type: "boolean", short: "h" },
-        ...(command === "create" ? { role: { type: "string" }, email: { type: "string" }, name: { type: "string" } } : {}),
-        ...(command === "delete" ? { yes: { type: "boolean", short: "y" } } : {}),
-      },
-      strict: true,
-      allowPositionals: true,
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message, USERS_USAGE);
-  }
-  const f = parsed.values as Record<string, string | boolean | undefined>;
-  if (f.help) {
-    process.stdout.write(USERS_USAGE);
-    return 0;
-  }
+  const parsed = parseSubcommand(argv, "users", USERS_USAGE, (command) =>
+    COMMANDS.includes(command as Command)
+      ? {
+          json: { type: "boolean" },
+          home: { type: "string" },
+          ...(command === "create" ? { role: { type: "string" }, email: { type: "string" }, name: { type: "string" } } : {}),
+          ...(command === "delete" ? { yes: { type: "boolean", short: "y" } } : {}),
+        }
+      : undefined,
+  );
+  if (!parsed) return 0;
+  const { flags: f } = parsed;
+  const command = parsed.command as Command;
   const wanted = command === "list" || command === "create" ? 0 : 1;
   if (parsed.positionals.length !== wanted) {
     throw new UsageError(wanted ? `${command} takes one user (an id or an email address)` : `${command} takes no arguments`, USERS_USAGE);
@@ -152,7 +135,7 @@ const describe = (u: UserRecord) => `${u.role} ${u.user_id}${u.email ? ` (${u.em
 async function connect(paths: Paths, env: Env, config: Config): Promise<Users> {
   const instance = await findInstance(paths, config);
   if (instance?.url) {
-    const token = knownInstanceToken(env, config, paths);
+    const token = configuredInstanceToken(env, config, paths)?.token;
     if (!token) {
       throw new Failure(
         `the service runs at ${instance.url}, but its instance token is not at hand: set SERVICE_REBORN_WEBUI_TOKEN (or GATEWAY_AUTH_TOKEN) as serve has it`,

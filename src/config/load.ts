@@ -170,3 +170,16 @@ export function loadConfig(paths: Paths, env: Env, flags: ConfigLayer = {}): Con
 export function databaseUrl(config: Config, paths: Paths): string {
   return config.database.url ?? `file:${paths.database}`;
 }
+
+export type TokenSource = "SERVICE_REBORN_WEBUI_TOKEN" | "GATEWAY_AUTH_TOKEN" | "webui-token";
+
+/**
+ * The instance token as configured, for `serve` and its clients alike:
+ * SERVICE_REBORN_WEBUI_TOKEN > GATEWAY_AUTH_TOKEN > the webui-token file.
+ */
+export function configuredInstanceToken(env: Env, config: Config, paths: Paths): { token: string; source: TokenSource } | undefined {
+  if (env.SERVICE_REBORN_WEBUI_TOKEN) return { token: env.SERVICE_REBORN_WEBUI_TOKEN, source: "SERVICE_REBORN_WEBUI_TOKEN" };
+  if (config.gateway.authToken) return { token: config.gateway.authToken, source: "GATEWAY_AUTH_TOKEN" };
+  const file = existsSync(paths.token) ? readFileSync(paths.token, "utf8").trim() : "";
+  return file ? { token: file, source: "webui-token" } : undefined;
+}

@@ -228,7 +228,7 @@ describe("warnings and pipes", () => {
     expect(doctor.stdout).toMatch(/^fail\s+llm\s+no LLM configured/m);
     expect(doctor.code).toBe(1);
     const shortSecret = await run(["doctor"], { SERVICE_HOME: h, HTTP_ENABLED: "true", HTTP_WEBHOOK_SECRET: "short" });
-    expect(shortSecret.stdout).toMatch(/^fail\s+config\s+.*HTTP_WEBHOOK_SECRET is shorter than 16 characters/m);
+    expect(shortSecret.stdout).toMatch(/^fail\s+config\s+.*HTTP_WEBHOOK_SECRET is 5 characters long: the webhook channel needs a secret of at least 16 characters/m);
     const badCidr = await run(["doctor"], { SERVICE_HOME: h, HTTP_CALLBACK_ALLOW_HOSTS: "10.0.0.0/40" });
     expect(badCidr.stdout).toMatch(/^fail\s+config\s+.*HTTP_CALLBACK_ALLOW_HOSTS: '10\.0\.0\.0\/40' is not a CIDR/m);
     writeFileSync(join(h, "config.json"), "{ not json");
