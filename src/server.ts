@@ -24,7 +24,7 @@ import { startMemorySteward } from "./memory-steward";
 import { startWebhookChannel } from "./channels/webhook/listener";
 import { webhookConfigProblem } from "./channels/webhook/settings";
 import { VERSION } from "./version";
-import { createLogger, isLogger, sinkLogger, type Logger } from "./log";
+import type { Logger } from "./log";
 
 
 export type TokenSource = ConfiguredTokenSource | "generated";
@@ -49,8 +49,8 @@ export interface StartOptions {
   paths: Paths;
   env: Env;
   flags?: ConfigLayer;
-  /** The log; a plain function gets each record's text (tests). Default: LOG_FORMAT lines on stdout. */
-  log?: Logger | ((message: string) => void);
+  /** Where the service logs (`serve` makes it from LOG_FORMAT and LOG_LEVEL). */
+  log: Logger;
   channels?: { tui: boolean };
   /** Overrides the revision's non-streaming turn timeout (tests only). */
   turnTimeoutMs?: number;
@@ -60,11 +60,7 @@ export interface StartOptions {
 
 export async function startService(opts: StartOptions): Promise<RunningService> {
   const config = loadConfig(opts.paths, opts.env, opts.flags);
-  const log: Logger = isLogger(opts.log)
-    ? opts.log
-    : opts.log
-      ? sinkLogger(opts.log)
-      : createLogger({ format: config.log.format ?? "pretty", level: config.log.level });
+  const { log } = opts;
   ensureHome(opts.paths);
   const webhookProblem = config.http.enabled ? webhookConfigProblem(config) : undefined;
   if (webhookProblem) throw new ConfigError(webhookProblem);

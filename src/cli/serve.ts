@@ -35,8 +35,7 @@ export async function serve(argv: string[]): Promise<number> {
   const settings = loadConfig(paths, env, flags);
   const tui = settings.cli.enabled && settings.gateway.enabled && !!process.stdin.isTTY && !!process.stdout.isTTY;
   const logFile = logFilePath(paths.home);
-  const format = settings.log.format ?? "pretty";
-  const log = createLogger({ format, level: settings.log.level, write: tui ? appendTo(logFile) : undefined });
+  const log = createLogger({ format: settings.log.format, level: settings.log.level, write: tui ? appendTo(logFile) : undefined });
   for (const k of unknownKeys(readConfigFile(paths))) log.warn(unknownKeyWarning(paths.config, k));
   const svc = await startService({ paths, env, flags, log, channels: { tui } });
   writeRunRecord(paths, {
@@ -64,7 +63,7 @@ export async function serve(argv: string[]): Promise<number> {
       throw e;
     }
   } else {
-    if (format === "json") log.info("listening", startupFields(svc, paths));
+    if (svc.config.log.format === "json") log.info("listening", startupFields(svc, paths));
     else writeOut(lines.join("\n") + "\n");
     await new Promise<void>((resolve) => {
       process.once("SIGTERM", () => resolve());

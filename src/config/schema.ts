@@ -127,13 +127,10 @@ export const ConfigSchema = Type.Object({
   ),
   log: Type.Object(
     {
-      format: Type.Optional(
-        Type.Union([Type.Literal("json"), Type.Literal("pretty")], {
-          env: "LOG_FORMAT",
-          defaultText: "`pretty`",
-          description: "`json`: one JSON object per line (`ts`, `level`, `msg`, fields); `pretty`: text for people",
-        }),
-      ),
+      format: Type.Union([Type.Literal("json"), Type.Literal("pretty")], {
+        env: "LOG_FORMAT",
+        description: "`json`: one JSON object per line (`ts`, `level`, `msg`, fields); `pretty`: text for people",
+      }),
       level: Type.Union([Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")], {
         env: "LOG_LEVEL",
         description: "the least level written: `debug`, `info`, `warn` or `error`",
@@ -189,7 +186,7 @@ export const DEFAULTS: Config = {
   responses: { revision: "B", rateLimit: 30 },
   agent: { maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 },
   mcp: { startWaitMs: 10_000 },
-  log: { level: "info" },
+  log: { format: "pretty", level: "info" },
   memory: {},
   tools: { approval: {}, web: { allowPrivate: false, allowHosts: [] } },
   mcpServers: {},

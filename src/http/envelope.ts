@@ -1,19 +1,19 @@
 import { AuthFailure, RateLimited, ServiceError } from "../errors";
-import { isLogger } from "../log";
+import type { Logger } from "../log";
 
 /** The one place errors become HTTP: plain text for auth failures, the JSON envelope otherwise. */
-export function errorResponse(error: unknown, log: (msg: string) => void = console.error): Response {
+export function errorResponse(error: unknown, log?: Logger): Response {
   if (error instanceof AuthFailure) {
     return new Response(error.message, { status: error.status, headers: { "content-type": "text/plain; charset=utf-8" } });
   }
   if (error instanceof ServiceError) {
     // the service failed (the store, the model behind the proxy): an operator needs to see it
-    if (error.status >= 500 && isLogger(log)) log.error("request failed", { status: error.status, code: error.code, error: error.message });
+    if (error.status >= 500) log?.error("request failed", { status: error.status, code: error.code, error: error.message });
     const headers: Record<string, string> = {};
     if (error instanceof RateLimited) headers["retry-after"] = String(error.retryAfterS);
     return envelope(error.status, error.message, error.type, error.code, headers);
   }
-  (isLogger(log) ? log.error : log)(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  (log?.error ?? console.error)(`unexpected error: ${(error as Error)?.stack ?? String(error)}`);
   return envelope(500, "Internal server error", "server_error", null);
 }
 

@@ -25,8 +25,6 @@ export interface LoggerOptions {
   level?: Level;
   /** Where lines go (without the newline); stdout by default. */
   write?: (line: string) => void;
-  /** Timestamp and level in pretty lines; off for a sink that keeps only the text (tests). */
-  bare?: boolean;
   now?: () => Date;
 }
 
@@ -41,7 +39,7 @@ export function createLogger(o: LoggerOptions): Logger {
     try {
       // each value is redacted before it is serialised, so escaping never hides a secret
       const clean = fields && (scrub(fields, redact) as Fields);
-      line = o.format === "json" ? jsonLine(now(), level, redact(msg), clean) : prettyLine(o.bare ? undefined : { ts: now(), level }, redact(msg), clean);
+      line = o.format === "json" ? jsonLine(now(), level, redact(msg), clean) : prettyLine({ ts: now(), level }, redact(msg), clean);
     } catch (e) {
       line = `${level} ${redact(msg)} (fields could not be written: ${(e as Error).message})`;
     }
@@ -59,13 +57,6 @@ export function createLogger(o: LoggerOptions): Logger {
   log.redactWith = (fn) => void (redact = fn);
   return log;
 }
-
-/** A Logger of a plain `(message) => void` sink: the message, then the fields as `key=value`. */
-export function sinkLogger(sink: (message: string) => void): Logger {
-  return createLogger({ format: "pretty", level: "debug", bare: true, write: sink });
-}
-
-export const isLogger = (v: unknown): v is Logger => typeof v === "function" && typeof (v as Logger).error === "function";
 
 /** Every string in `v` redacted; errors become their message. */
 function scrub(v: unknown, redact: (text: string) => string, depth = 0): unknown {

@@ -156,7 +156,7 @@ describe("token store down", () => {
       );
       expect(failure).toBeInstanceOf(AuthFailure);
       expect(failure.status).toBe(503);
-      const res = errorResponse(failure, () => {});
+      const res = errorResponse(failure);
       expect(res.status).toBe(503);
       expect(res.headers.get("content-type") ?? "").toStartWith("text/plain");
       expect(await res.text()).toBe("Database unavailable");

@@ -87,7 +87,7 @@ describe("layering", () => {
     expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], contextWindow: 32768, maxOutputTokens: 4096, memoryFlush: true });
     expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 });
     expect(config.mcp).toEqual({ startWaitMs: 10_000 });
-    expect(config.log).toEqual({ level: "info" });
+    expect(config.log).toEqual({ format: "pretty", level: "info" });
     expect(config.cli.enabled).toBe(true);
     expect(config.responses).toEqual({ revision: "B", rateLimit: 30 });
   });

@@ -57,7 +57,7 @@ test("every variable the environment layer reads is named in the schema (or is a
   const source = readFileSync(join(root, "src/config/load.ts"), "utf8");
   const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!));
   const named = new Set(configKeys().flatMap((k) => (k.env ? [k.env] : [])));
-  const aliases = new Set(configKeys().flatMap((k) => [...k.default.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
+  const aliases = new Set(configKeys().flatMap((k) => [...`${k.default} ${k.description}`.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
   const missing = [...read].filter((name) => name !== "SERVICE_HOME" && !named.has(name) && !aliases.has(name));
   expect(missing).toEqual([]);
 });

@@ -1,7 +1,7 @@
 // The logger: JSON lines (ts, level, msg, fields), pretty lines, levels, the plain-function call
 // shape every module uses, and redaction of the service's secrets before anything is written.
 import { expect, test } from "bun:test";
-import { createLogger, logTurn, sinkLogger } from "../../src/log";
+import { createLogger, logTurn } from "../../src/log";
 import { createSafety } from "../../src/safety";
 
 const NOW = new Date("2026-11-24T10:00:00.000Z");
@@ -73,14 +73,6 @@ test("a sink that throws never throws into the caller; unserialisable fields sti
   l2.info("cyclic", { loop, big: 10n });
   expect(lines).toHaveLength(1);
   expect(lines[0]).toContain("cyclic");
-});
-
-test("sinkLogger gives a plain (message) => void sink the message and its fields", () => {
-  const got: string[] = [];
-  const log = sinkLogger((m) => got.push(m));
-  log("webhook: started");
-  log.error("job", { job_id: "j" });
-  expect(got).toEqual(["webhook: started", "job job_id=j"]);
 });
 
 test("logTurn: the turn line's fields, warn with the error code when it failed", () => {

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { servicePaths } from "../../../src/config/load";
 import { ConfigError } from "../../../src/errors";
+import { createLogger } from "../../../src/log";
 import { startService } from "../../../src/server";
 import { eq } from "drizzle-orm";
 import { getJob, listJobs, type JobRow } from "../../../src/store/jobs";
@@ -506,7 +507,7 @@ describe("webhook configuration", () => {
     const dir = mkdtempSync(join(tmpdir(), "service-webhook-cfg-"));
     try {
       const env = { SERVICE_HOME: join(dir, "home"), GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", HTTP_ENABLED: "true", HTTP_PORT: "0" };
-      const started = startService({ paths: servicePaths(env), env, log: () => {} });
+      const started = startService({ paths: servicePaths(env), env, log: createLogger({ format: "json", write: () => {} }) });
       await expect(started).rejects.toBeInstanceOf(ConfigError);
       await expect(started).rejects.toThrow("HTTP_WEBHOOK_SECRET");
     } finally {
@@ -518,7 +519,7 @@ describe("webhook configuration", () => {
     const dir = mkdtempSync(join(tmpdir(), "service-webhook-cfg-"));
     try {
       const env = { SERVICE_HOME: join(dir, "home"), GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", HTTP_ENABLED: "true", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: "hunter2" };
-      const started = startService({ paths: servicePaths(env), env, log: () => {} });
+      const started = startService({ paths: servicePaths(env), env, log: createLogger({ format: "json", write: () => {} }) });
       await expect(started).rejects.toBeInstanceOf(ConfigError);
       await expect(started).rejects.toThrow("HTTP_WEBHOOK_SECRET is 7 characters long: the webhook channel needs a secret of at least 16 characters");
     } finally {
