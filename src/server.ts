@@ -79,13 +79,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       config.database.authToken,
     ],
   });
-  log.redactWith(ownSafety.redact);
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
   const memory = new MemoryService({ db: database.db, llm, log });
   const tools = new ToolRegistry();
   for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm, memory })) tools.register(tool);
-  // MCP tools register as their servers get ready; untrusted servers' tools ask first
-  const mcp = new McpManager(config.mcpServers, tools, log);
   let publicUrl = "";
   // installed extensions (service extension install): their tools, credentials and OAuth gates
   const extensions = new ExtensionManager({
@@ -95,6 +92,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     log,
     connectUrl: (name, threadId) => `${publicUrl}/extensions/connect/${name}${threadId ? `?thread=${threadId}` : ""}`,
   });
+  // and extension credentials as they become known
+  const safety = extensions.secrets.guard(ownSafety);
+  log.redactWith(safety.redact);
+  // MCP tools register as their servers get ready; untrusted servers' tools ask first
+  const mcp = new McpManager(config.mcpServers, tools, log);
   await extensions.load();
   const policies = approvalPolicies(database.db, config, mcp.defaultPolicy);
   const agent = new Agent({
@@ -103,8 +105,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     tools,
     identity: memoryIdentity(memory),
     maxSteps: config.agent.maxSteps,
-    // and extension credentials as they become known
-    safety: extensions.secrets.guard(ownSafety),
+    safety,
     policies: policies.policies,
     allowAlways: policies.allowAlways,
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
@@ -114,7 +115,6 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     notes: memory,
     log,
   });
-  log.redactWith(agent.deps.safety.redact);
   const auth = new Authenticator(database.db, token.token);
   const services: Services = {
     memory,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { databaseUrl, envLayer, mergeLayers, readConfigFile, servicePaths, validateConfig, type Env, type Paths } from "../config/load";
 import type { Config, ConfigLayer } from "../config/schema";
 import { webhookConfigProblem } from "../channels/webhook/settings";
-import { unknownKeys } from "../config/unknown-keys";
+import { didYouMean, unknownKeys } from "../config/unknown-keys";
 import { openAiLlm } from "../llm/openai";
 import { migrations } from "../store/migrations";
 import { parseFlags } from "./args";
@@ -96,7 +96,7 @@ function configCheck(paths: Paths, env: Env, checks: Check[]): Config | undefine
         ? {
             verdict: "warn",
             what,
-            detail: `${source}: unknown key(s) ignored: ${unknown.map((k) => `"${k.path}"${k.suggestion ? ` (did you mean "${k.suggestion}"?)` : ""}`).join(", ")}`,
+            detail: `${source}: unknown key(s) ignored: ${unknown.map((k) => `"${k.path}"${didYouMean(k)}`).join(", ")}`,
           }
         : { verdict: "ok", what, detail: source },
     );

@@ -18,9 +18,12 @@ export function unknownKeys(layer: unknown, schema: TSchema = ConfigSchema): Unk
   return out;
 }
 
-/** The warning line for a key: "config.json: unknown key "gatway" (did you mean "gateway"?)". */
+/** What follows a key's name in a warning when a known key is close: ` (did you mean "gateway"?)`. */
+export const didYouMean = (k: UnknownKey): string => (k.suggestion ? ` (did you mean "${k.suggestion}"?)` : "");
+
+/** The warning line for a key: `config.json: unknown key "gatway" is ignored (did you mean "gateway"?)`. */
 export function unknownKeyWarning(file: string, k: UnknownKey): string {
-  return `${file}: unknown key "${k.path}" is ignored${k.suggestion ? ` (did you mean "${k.suggestion}"?)` : ""}`;
+  return `${file}: unknown key "${k.path}" is ignored${didYouMean(k)}`;
 }
 
 function walk(value: unknown, schema: TSchema, at: string, out: UnknownKey[]): void {

@@ -21,7 +21,7 @@ const CONNECTION: Record<StreamState, string> = {
 };
 
 /** Threads started elsewhere than a chat UI are labelled with their channel. */
-export const CHANNEL_LABELS: Record<string, string> = { webhook: "webhook", responses: "api" };
+const CHANNEL_LABELS: Record<string, string> = { webhook: "webhook", responses: "api" };
 
 /** The thread list: the open one marked ●, the ones waiting on a gate marked ?, other channels labelled. */
 export function threadLines(threads: ThreadSummary[], current: string | undefined): string[] {

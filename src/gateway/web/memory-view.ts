@@ -308,7 +308,7 @@ export class MemoryView {
 }
 
 /** A search snippet with its `**matched words**` in bold: text nodes and <strong>, never HTML. */
-export function snippetNodes(snippet: string): (string | HTMLElement)[] {
+function snippetNodes(snippet: string): (string | HTMLElement)[] {
   return snippet.split(/\*\*(.+?)\*\*/g).map((part, i) => (i % 2 ? h("strong", { text: part }) : part));
 }
 
