@@ -187,7 +187,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         const worker = webhook?.worker.stop();
         // let running turns finish for a moment, then cancel what is left; all of it is stored
         await settledWithin(agent.idle(), config.agent.shutdownGraceMs);
-        await agent.cancelAll("The service stopped before this turn finished; send it again once the service is back.");
+        await agent.cancelAll();
         await worker;
         await webhook?.callbacks.stop();
         await mcp.stop();

@@ -36,6 +36,12 @@ export interface TurnRequest {
   model: string;
   /** Cut the turn short when it runs longer than this. */
   timeoutMs?: number;
+  /**
+   * The caller is answered before the turn ends (Responses `background: true`): the response
+   * is stored at once as failed with `shutdown`, and the turn's result replaces it, so that a
+   * service killed meanwhile leaves the caller polling it that answer rather than a 404.
+   */
+  background?: boolean;
   /** Facts of the request the channel wants back when the response is read again. */
   meta?: Record<string, unknown>;
   /** Writes of the channel committed in the same transaction as the turn. */

@@ -11,7 +11,7 @@ import { ThreadCache } from "../context/thread-cache";
 import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { commitTurn, deleteThread, findResponse, getGate, getThread, type Gate } from "../store/conversations";
+import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, getThread, type Gate, type TurnRecord } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
@@ -53,6 +53,9 @@ export interface AgentDeps {
 
 /** Follows a turn's events; what `start` asks of a channel once the turn is accepted. */
 export type TurnEvents = (event: AgentEvent) => void;
+
+/** How a turn the service stopped under ends: cut short at shutdown, or found unfinished after a kill. */
+const STOPPED = { code: "shutdown", message: "The service stopped before this turn finished; send it again once the service is back." } as const;
 
 /** Where a turn starts from: the thread as it is, the turn's input, the user's tool policies. */
 interface Prepared {
@@ -100,6 +103,9 @@ export class Agent {
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
       const prepared = await this.#prepare(req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
       const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
+      if (acknowledgedEarly(req)) {
+        await acknowledgeTurn(this.deps.db, turnRows(req, turn, prepared, { status: "failed", error: { ...STOPPED }, usage: { inputTokens: 0, outputTokens: 0 }, tools: req.externalTools ?? prepared.tools ?? [] }));
+      }
       const events = follow?.(turn) ?? undefined;
       isAccepted = true;
       accepted.resolve({ turn, result });
@@ -164,8 +170,8 @@ export class Agent {
   }
 
   /** Cuts every turn short, waiting ones and later ones too, and waits until each has stored its result (shutdown). */
-  cancelAll(reason: string): Promise<void> {
-    return this.#running.stop(() => true, "shutdown", reason, true);
+  cancelAll(): Promise<void> {
+    return this.#running.stop(() => true, STOPPED.code, STOPPED.message, true);
   }
 
   /** Resolves when the turns started by now, waiting ones included, have all finished. */
@@ -320,25 +326,8 @@ export class Agent {
   async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, gate: Gate | null): Promise<void> {
     try {
       await commitTurn(this.deps.db, {
-        thread: {
-          id: turn.threadId,
-          userId: req.userId,
-          isNew: prepared.isNew,
-          tools: result.tools.length ? result.tools : null,
-          title: titleOf(req),
-          channel: req.channel,
-        },
-        response: {
-          id: turn.id,
-          status: result.status,
-          model: req.model,
-          error: result.error,
-          inputTokens: result.usage.inputTokens,
-          outputTokens: result.usage.outputTokens,
-          costMicroUsd: 0,
-          meta: req.meta ?? null,
-          createdAt: turn.createdAt,
-        },
+        ...turnRows(req, turn, prepared, result),
+        acknowledged: acknowledgedEarly(req),
         items: result.items.map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: i < turn.input.length })),
         gate,
         also: req.commitAlso?.(result),
@@ -349,6 +338,27 @@ export class Agent {
       throw new Unavailable(`The database could not store the turn: ${String(cause?.message ?? cause).slice(0, 200)}`);
     }
   }
+}
+
+/** A turn whose caller is answered before it ends has its response stored at once (`TurnRequest.background`). */
+const acknowledgedEarly = (req: TurnRequest) => req.background === true && req.store !== false;
+
+/** The thread and response rows of a turn with this outcome. */
+function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcome: Pick<TurnResult, "status" | "error" | "usage" | "tools">): Pick<TurnRecord, "thread" | "response"> {
+  return {
+    thread: { id: turn.threadId, userId: req.userId, isNew: prepared.isNew, tools: outcome.tools.length ? outcome.tools : null, title: titleOf(req), channel: req.channel },
+    response: {
+      id: turn.id,
+      status: outcome.status,
+      model: req.model,
+      error: outcome.error,
+      inputTokens: outcome.usage.inputTokens,
+      outputTokens: outcome.usage.outputTokens,
+      costMicroUsd: 0,
+      meta: req.meta ?? null,
+      createdAt: turn.createdAt,
+    },
+  };
 }
 
 /** The thread's title, from the turn's last user message. */

@@ -165,24 +165,21 @@ export interface TurnRecord {
   gate: Gate | null;
   /** Writes of the channel that belong to the same transaction (e.g. finishing a job). */
   also?: StoreWrite[];
+  /** `acknowledgeTurn` stored the thread and response already: they are updated. */
+  acknowledged?: boolean;
+}
+
+/**
+ * The thread and response of a turn whose caller is answered before it ends, stored with the
+ * outcome it has if the service dies meanwhile; `commitTurn` replaces the response.
+ */
+export async function acknowledgeTurn(db: Db, t: Pick<TurnRecord, "thread" | "response">): Promise<void> {
+  await db.batch([threadWrite(db, t), db.insert(responses).values(responseRow(t))]);
 }
 
 export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
   const now = t.response.createdAt;
-  const threadWrite = t.thread.isNew
-    ? db.insert(threads).values({
-        id: t.thread.id,
-        userId: t.thread.userId,
-        title: t.thread.title ?? null,
-        channel: t.thread.channel ?? null,
-        tools: t.thread.tools,
-        createdAt: now,
-        updatedAt: now,
-      })
-    : db
-        .update(threads)
-        .set({ updatedAt: now, tools: t.thread.tools })
-        .where(eq(threads.id, t.thread.id));
+  const response = responseRow(t);
   const gateWrites = [
     db.delete(gates).where(eq(gates.threadId, t.thread.id)),
     ...(t.gate
@@ -209,12 +206,33 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
     createdAt: now,
   }));
   await db.batch([
-    threadWrite,
-    db.insert(responses).values({ ...t.response, threadId: t.thread.id, userId: t.thread.userId }),
+    threadWrite(db, t),
+    t.acknowledged ? db.update(responses).set(response).where(eq(responses.id, response.id)) : db.insert(responses).values(response),
     ...(itemRows.length ? [db.insert(items).values(itemRows)] : []),
     ...gateWrites,
     ...(t.also ?? []),
   ]);
+}
+
+const responseRow = (t: Pick<TurnRecord, "thread" | "response">) => ({ ...t.response, threadId: t.thread.id, userId: t.thread.userId });
+
+/** A new thread inserted, or a known one touched, by a turn. */
+function threadWrite(db: Db, t: Pick<TurnRecord, "thread" | "response" | "acknowledged">) {
+  const now = t.response.createdAt;
+  return t.thread.isNew && !t.acknowledged
+    ? db.insert(threads).values({
+        id: t.thread.id,
+        userId: t.thread.userId,
+        title: t.thread.title ?? null,
+        channel: t.thread.channel ?? null,
+        tools: t.thread.tools,
+        createdAt: now,
+        updatedAt: now,
+      })
+    : db
+        .update(threads)
+        .set({ updatedAt: now, tools: t.thread.tools })
+        .where(eq(threads.id, t.thread.id));
 }
 
 /** A thread as a user's list shows it (the chat endpoints turn it into their wire shape). */

@@ -151,4 +151,26 @@ describe("the compiled binary", () => {
     again.proc.kill("SIGTERM");
     expect(await again.proc.exited).toBe(0);
   }, 20_000);
+
+  test("killed (SIGKILL) while a background turn streams: after a restart on the same home it is failed, not gone", async () => {
+    const s = await serve();
+    llm.enqueue({ text: Array.from({ length: 300 }, (_, i) => `token${i}`).join(" "), chunkDelayMs: 20 });
+    const c = new OpenAI({ baseURL: `${s.url}/api/v1`, apiKey: token });
+    const acknowledged = await c.responses.create({ model: "m", input: "work on it in the background", background: true });
+    expect(acknowledged.status).toBe("in_progress");
+    await llm.waitForTextChunks(llm.textChunksSent() + 5);
+    s.proc.kill("SIGKILL");
+    await s.proc.exited;
+
+    const again = await serve();
+    const after = new OpenAI({ baseURL: `${again.url}/api/v1`, apiKey: token });
+    const stored = await after.responses.retrieve(acknowledged.id);
+    expect(stored).toMatchObject({ id: acknowledged.id, status: "failed", background: true, error: { code: "shutdown" } });
+    // its thread is there, and goes on
+    llm.enqueue({ text: "picked up again" });
+    const next = await after.responses.create({ model: "m", input: "again, please", previous_response_id: acknowledged.id });
+    expect(next.output_text).toBe("picked up again");
+    again.proc.kill("SIGTERM");
+    expect(await again.proc.exited).toBe(0);
+  }, 20_000);
 });

@@ -87,6 +87,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           model: req.model,
           previousResponseId: req.echo.previous_response_id ?? undefined,
           store: req.echo.store,
+          background: req.echo.background,
           llmOptions: req.llmOptions,
           // a background turn outlives its request whether it streams or not: TURN_TIMEOUT_S
           timeoutMs: req.echo.background ? s.backgroundTurnTimeoutMs : req.stream ? undefined : s.turnTimeoutMs,

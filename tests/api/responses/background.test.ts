@@ -1,6 +1,8 @@
 // background: true, polling, cancel, and GET ?stream=true&starting_after=N for live and
 // finished responses; every route also under the legacy /v1 prefix.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { responses } from "../../../src/store/schema";
 import { startTestService, type TestService } from "../../support/harness";
 import { sseReader } from "../../support/responses-stream";
 
@@ -53,6 +55,19 @@ describe("background", () => {
     expect(cancel.status).toBe(200);
     expect(await cancel.json()).toMatchObject({ id: body.id, status: "failed", error: { code: "cancelled" }, model: "reborn" });
     expect(await get(`/api/v1/responses/${body.id}`)).toMatchObject({ status: "failed", error: { code: "cancelled", type: "server_error" } });
+  });
+
+  test("while the model streams, the store already holds the response as it would be found after a kill; then its result", async () => {
+    t.llm.enqueue({ text: "one two three four five six seven eight", chunkDelayMs: 30 });
+    const { body } = await t.respond({ model: MODEL, input: "acknowledged work", background: true });
+    await t.llm.waitForTextChunks(2);
+    const row = async () => (await t.service.services.db.select().from(responses).where(eq(responses.id, body.id)))[0];
+    expect(await row()).toMatchObject({ status: "failed", error: { code: "shutdown" } });
+    // the live turn is what GET shows meanwhile
+    expect(await get(`/api/v1/responses/${body.id}`)).toMatchObject({ status: "in_progress" });
+    for (let polled = await get(`/api/v1/responses/${body.id}`); polled.status !== "completed"; polled = await get(`/api/v1/responses/${body.id}`)) await Bun.sleep(5);
+    expect(await row()).toMatchObject({ status: "completed", error: null });
+    expect(JSON.stringify((await get(`/api/v1/responses/${body.id}/input_items`)).data)).toContain("acknowledged work");
   });
 
   test("a background request naming someone else's response fails not_found at once, as a foreground one does", async () => {
