@@ -1,7 +1,7 @@
 // Managing users: the rules of who may do what to whom, shared by the admin API and
 // `service users` (which runs them against the database when no service is running).
 import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { userFilesDir } from "../config/load";
 import { newUuid } from "../conversation/ids";
 import { Forbidden, InvalidRequest, NotFound } from "../errors";
 import { vectorDims } from "../store/memory";
@@ -113,8 +113,8 @@ export class UserAdmin {
     await this.deps.cancelTurns?.(id);
     await deleteUserData(this.deps.db, id, await vectorDims(this.deps.db));
     this.deps.forget?.(id);
-    // ids are generated UUIDs; the check keeps a strange id from naming another folder
-    if (/^[A-Za-z0-9_-]+$/.test(id)) rmSync(join(this.deps.home, "files", id), { recursive: true, force: true });
+    const files = userFilesDir(this.deps.home, id);
+    if (files) rmSync(files, { recursive: true, force: true });
   }
 
   async #target(actor: Actor, id: string): Promise<UserRow> {

@@ -15,6 +15,11 @@ export interface Paths {
   database: string;
 }
 
+/** A user's files folder in the home; undefined for an id that could not name one safely. */
+export function userFilesDir(home: string, userId: string): string | undefined {
+  return /^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(userId) ? join(home, "files", userId) : undefined;
+}
+
 export function servicePaths(env: Env = process.env): Paths {
   const home = env.SERVICE_HOME || join(homedir(), ".service");
   return {

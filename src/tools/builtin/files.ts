@@ -5,7 +5,7 @@ import { Type } from "@sinclair/typebox";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, realpath, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { Paths } from "../../config/load";
+import { userFilesDir, type Paths } from "../../config/load";
 import { defineTool, type Tool, type ToolContext } from "../tool";
 import { formatBytes } from "./http-read";
 
@@ -38,8 +38,8 @@ class FilesFolder {
 
   /** The user's folder (created 0700 on first use), as a real path. */
   async root(userId: string): Promise<string> {
-    if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(userId)) throw new Error("this user has no files folder");
-    const dir = join(this.home, "files", userId);
+    const dir = userFilesDir(this.home, userId);
+    if (!dir) throw new Error("this user has no files folder");
     await mkdir(dir, { recursive: true, mode: 0o700 });
     return realpath(dir);
   }
