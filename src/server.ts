@@ -26,7 +26,6 @@ import { webhookConfigProblem } from "./channels/webhook/settings";
 import { VERSION } from "./version";
 import type { Logger } from "./log";
 
-
 export type TokenSource = ConfiguredTokenSource | "generated";
 
 /** The configured instance token (config/load.ts), else one generated for this run. */

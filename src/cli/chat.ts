@@ -7,7 +7,6 @@ import { fileLog, logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
 import { CHAT_USAGE } from "./usage";
 
-
 /** `service chat`: the terminal UI, attached over HTTP to a service that is already running. */
 export async function chat(argv: string[]): Promise<number> {
   const f = parseFlags(

@@ -122,10 +122,6 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     });
 }
 
-
-/** The chat endpoints give times as ISO 8601 in UTC, as memory and jobs do (stored in Unix seconds). */
-
-
 /**
  * The conversation as the chat UIs show it: messages, tool calls with their results, and a
  * mark before the first item each compaction kept (where the summary starts to stand in).

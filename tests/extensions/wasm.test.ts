@@ -193,7 +193,6 @@ describe("module checks at install", () => {
   });
 });
 
-
 /** Exports every tool of the test manifest, but keeps a memory of its own. */
 function wat2wasmOwnMemory(): Uint8Array {
   const stub = (name: string) => `(func (export "${name}") (param i32 i32) (result i64) (i64.const 0))`;

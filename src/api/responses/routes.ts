@@ -16,7 +16,6 @@ import { Value } from "@sinclair/typebox/value";
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
 
-
 const StoredEcho = Type.Partial(RequestEcho);
 
 const RetrieveQuery = t.Object({

@@ -3,7 +3,6 @@ import { sseResponse } from "../../http/sse";
 import { Type, type Static } from "@sinclair/typebox";
 import { functionCallItem, messageItem, OutputItem, OutputText, outputText, ResponseObject } from "./objects";
 
-
 const Located = { item_id: Type.String(), output_index: Type.Integer(), content_index: Type.Integer() };
 const Logprobs = Type.Array(Type.Unknown());
 const lit = <T extends string>(t: T) => Type.Literal(t);

@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { ensureBinary, listeningUrl, serveUntil } from "../../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../../support/scripted-llm";
 
-
 export interface RunningBinary {
   url: string;
   token: string;
