@@ -86,13 +86,14 @@ export class JobWorker {
     try {
       await this.#turn(job, threadId, content);
     } catch (e) {
-      if (!(e instanceof InvalidRequest) || !refusal(e)) {
+      const refused = e instanceof InvalidRequest ? refusal(e) : undefined;
+      if (!refused) {
         // not the job's fault (the store is down): back to the queue, to run again later
         await finishJobStatement(db, job.id, { status: "queued", threadId: threadId ?? null, responseId: null, response: null, error: null }).catch(() => {});
         throw e;
       }
       // the turn could not start (the conversation waits on an approval, the message cannot fit): the job fails
-      await finishJobStatement(db, job.id, { status: "failed", threadId: threadId ?? null, responseId: null, response: null, error: refusal(e)! });
+      await finishJobStatement(db, job.id, { status: "failed", threadId: threadId ?? null, responseId: null, response: null, error: refused });
     }
     // its log line and callback (a job sent back to the queue by a shutdown has not ended)
     this.deps.ended?.(job.id);
