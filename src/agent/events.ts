@@ -7,6 +7,8 @@ const Call = Type.Object({ call_id: Type.String(), name: Type.String(), argument
 export const AgentEvent = Type.Union([
   Type.Object({ type: Type.Literal("message.started"), itemId: Type.String() }),
   Type.Object({ type: Type.Literal("text.delta"), itemId: Type.String(), delta: Type.String() }),
+  /** A piece of the model's reasoning (a step's own id): shown live to a person, never stored. */
+  Type.Object({ type: Type.Literal("reasoning.delta"), itemId: Type.String(), delta: Type.String() }),
   Type.Object({ type: Type.Literal("message.completed"), item: MessageItem }),
   Type.Object({ type: Type.Literal("tool.started"), item: FunctionCallItem }),
   Type.Object({ type: Type.Literal("tool.completed"), item: FunctionCallOutputItem, isError: Type.Boolean() }),

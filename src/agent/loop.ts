@@ -96,6 +96,8 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     if (prepared.usage.inputTokens || prepared.usage.outputTokens) yield { type: "usage", ...prepared.usage };
     const messages = prepared.messages;
     let message: MessageItem | undefined;
+    let thinking: { id: string; redactor: ReturnType<Safety["streamRedactor"]> } | undefined;
+    let truncated = false;
     const redactor = safety.streamRedactor();
     try {
       for await (const ev of llm.stream({ messages, tools: toolSpecs, signal: ctx.signal, deadline: input.deadline, options: input.llmOptions })) {
@@ -108,16 +110,25 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
           if (!delta) continue;
           message.content += delta;
           yield { type: "text.delta", itemId: message.id, delta };
+        } else if (ev.type === "reasoning") {
+          // shown live to a person at most: never stored, never sent back to the model
+          thinking ??= { id: itemId(), redactor: safety.streamRedactor() };
+          const delta = thinking.redactor.push(ev.delta);
+          if (delta) yield { type: "reasoning.delta", itemId: thinking.id, delta };
         } else if (ev.type === "usage") {
           input.context.observe(ev.inputTokens);
           yield ev;
+        } else if (ev.type === "truncated") {
+          truncated = true;
         } else {
           pending = ev.calls.map((c) => ({ ...c, call_id: callId() }));
         }
       }
+      yield* endThinking(thinking);
       // whatever the model client did, a turn cut short never passes for a finished one
       ctx.signal.throwIfAborted();
     } catch (e) {
+      yield* endThinking(thinking);
       // the provider found the request too long: once, fit it harder and ask again
       if (!message && input.context.overflowed(e)) {
         step--;
@@ -126,6 +137,17 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       // what was streamed before the cut stays, marked incomplete
       if (message) yield* finishMessage(message, redactor, produced, "incomplete");
       throw e;
+    }
+    if (truncated) {
+      // cut at the provider's token limit: calls it was still writing are not run, and the
+      // answer says it is cut (the response's incomplete_details)
+      pending = [];
+      if (!message) {
+        message = { type: "message", id: itemId(), role: "assistant", content: "" };
+        yield { type: "message.started", itemId: message.id };
+      }
+      yield* finishMessage(message, redactor, produced, "incomplete");
+      return { kind: "done" };
     }
     if (message) yield* finishMessage(message, redactor, produced);
     if (!pending.length) return { kind: "done" };
@@ -146,4 +168,10 @@ function* finishMessage(
   if (status) message.status = status;
   produced.push(message);
   yield { type: "message.completed", item: message };
+}
+
+/** The rest of a step's reasoning that the redactor held back, if any. */
+function* endThinking(thinking: { id: string; redactor: ReturnType<Safety["streamRedactor"]> } | undefined): Generator<AgentEvent> {
+  const tail = thinking?.redactor.flush();
+  if (tail) yield { type: "reasoning.delta", itemId: thinking!.id, delta: tail };
 }

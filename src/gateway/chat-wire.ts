@@ -26,7 +26,16 @@ export const ChatEvent = Type.Union([
   Type.Object({ type: Type.Literal("turn.started"), ...Ids }),
   Type.Object({ type: Type.Literal("message.started"), ...Ids, item_id: Type.String() }),
   Type.Object({ type: Type.Literal("message.delta"), ...Ids, item_id: Type.String(), delta: Type.String() }),
-  Type.Object({ type: Type.Literal("message.completed"), ...Ids, item_id: Type.String(), text: Type.String() }),
+  Type.Object({
+    type: Type.Literal("message.completed"),
+    ...Ids,
+    item_id: Type.String(),
+    text: Type.String(),
+    /** The answer was cut (at the model's token limit, or the turn was cut short). */
+    status: Type.Optional(Type.Literal("incomplete")),
+  }),
+  /** A piece of the model's reasoning in one step (`item_id` is the step's): shown collapsed, never stored. */
+  Type.Object({ type: Type.Literal("reasoning.delta"), ...Ids, item_id: Type.String(), delta: Type.String() }),
   Type.Object({ type: Type.Literal("tool.started"), ...Ids, call_id: Type.String(), name: Type.String(), arguments: Type.String() }),
   Type.Object({ type: Type.Literal("tool.completed"), ...Ids, call_id: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
   Type.Object({ type: Type.Literal("approval.required"), ...Ids, call_id: Type.String(), tool: Type.String(), arguments: Type.String() }),

@@ -73,7 +73,9 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
     case "text.delta":
       return { type: "message.delta", ...ids, item_id: ev.itemId, delta: ev.delta };
     case "message.completed":
-      return { type: "message.completed", ...ids, item_id: ev.item.id, text: ev.item.content };
+      return { type: "message.completed", ...ids, item_id: ev.item.id, text: ev.item.content, ...(ev.item.status ? { status: ev.item.status } : {}) };
+    case "reasoning.delta":
+      return { type: "reasoning.delta", ...ids, item_id: ev.itemId, delta: ev.delta };
     case "tool.started":
       return { type: "tool.started", ...ids, call_id: ev.item.call_id, name: ev.item.name, arguments: ev.item.arguments };
     case "tool.completed":

@@ -1,7 +1,8 @@
 import OpenAI from "openai";
 import { TurnError } from "../errors";
 import { describeFailure, providerMessage, retryable, retryDelay, sleep } from "./retry";
-import { UpstreamHttpError, type Llm, type LlmEvent, type LlmRequest, type ToolCall } from "./types";
+import { step, StreamBroken } from "./step";
+import { UpstreamHttpError, type Llm, type LlmEvent, type LlmRequest } from "./types";
 
 export interface Endpoint {
   baseUrl?: string;
@@ -45,9 +46,6 @@ const endpointName = (e: Endpoint) => {
   }
   return `${where} (model ${e.model})`;
 };
-
-/** One model step's stream failed after its output began: no retry, the turn fails. */
-class StreamBroken extends Error {}
 
 /** Any OpenAI-compatible chat completions endpoint, through the official SDK. */
 export function openAiLlm(opts: OpenAiLlmOptions): Llm {
@@ -128,71 +126,4 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
       return vectors;
     },
   };
-}
-
-/**
- * One streamed chat completion. It ends in one of three ways, decided here: the model
- * finished (a finish reason arrived), the request was cancelled (the signal's reason is
- * thrown: the SDK itself ends an aborted stream quietly), or the stream broke.
- */
-async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGenerator<LlmEvent> {
-  const chunks = await client.chat.completions.create(
-    {
-      model,
-      messages: req.messages as OpenAI.ChatCompletionMessageParam[],
-      stream: true,
-      stream_options: { include_usage: true },
-      ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
-      ...(req.options?.temperature !== undefined ? { temperature: req.options.temperature } : {}),
-      ...(req.options?.responseFormat ? { response_format: req.options.responseFormat as unknown as OpenAI.ResponseFormatJSONSchema } : {}),
-      ...(req.tools.length
-        ? {
-            tools: req.tools.map((t) => ({
-              type: "function" as const,
-              function: { name: t.name, description: t.description, parameters: t.parameters },
-            })),
-          }
-        : {}),
-    },
-    { signal: req.signal },
-  );
-  const calls = new Map<number, ToolCall>();
-  let finished = false;
-  let output = false;
-  try {
-    for await (const chunk of chunks) {
-      if (chunk.usage) {
-        yield { type: "usage", inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
-      }
-      const choice = chunk.choices[0];
-      if (choice?.finish_reason) finished = true;
-      const delta = choice?.delta;
-      if (!delta) continue;
-      if (delta.content) {
-        output = true;
-        yield { type: "text", delta: delta.content };
-      }
-      for (const tc of delta.tool_calls ?? []) {
-        output = true;
-        const call = calls.get(tc.index) ?? { call_id: "", name: "", arguments: "" };
-        if (tc.id) call.call_id = tc.id;
-        if (tc.function?.name) call.name += tc.function.name;
-        if (tc.function?.arguments) call.arguments += tc.function.arguments;
-        calls.set(tc.index, call);
-      }
-    }
-  } catch (e) {
-    if (req.signal.aborted) throw req.signal.reason;
-    if (output) throw new StreamBroken("stream broken", { cause: e });
-    throw e;
-  }
-  if (req.signal.aborted) throw req.signal.reason;
-  if (!finished) {
-    const e = new Error("the connection closed before the answer was complete");
-    if (output) throw new StreamBroken("stream broken", { cause: e });
-    throw e;
-  }
-  if (calls.size) {
-    yield { type: "tool_calls", calls: [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c) };
-  }
 }

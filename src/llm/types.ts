@@ -54,9 +54,15 @@ export interface LlmOptions {
 }
 
 export type LlmEvent =
+  /** A piece of the answer (never the model's reasoning). */
   | { type: "text"; delta: string }
+  /** A piece of the model's reasoning: shown to a person at most, never part of the answer or the history. */
+  | { type: "reasoning"; delta: string }
+  /** The calls the step asked for, once all of them are complete. */
   | { type: "tool_calls"; calls: ToolCall[] }
-  | { type: "usage"; inputTokens: number; outputTokens: number };
+  | { type: "usage"; inputTokens: number; outputTokens: number }
+  /** The provider cut the answer at its token limit (`finish_reason: "length"`). */
+  | { type: "truncated" };
 
 export interface Llm {
   /** The model name sent to the provider, or undefined when none is configured. */

@@ -51,6 +51,9 @@ function renderItem(item: ViewItem, serviceUrl: string): string {
       return notice(connectNotice(item, serviceUrl));
     case "notice":
       return item.tone === "error" ? `{red-fg}{bold}Error:{/bold} ${escapeTags(item.text)}{/red-fg}` : notice(item.text);
+    case "reasoning":
+      // collapsed: one line that says it is there and how much there is
+      return `{gray-fg}▸ ${item.streaming ? "thinking…" : "thought"} (${item.text.length} characters of reasoning, not kept){/gray-fg}`;
     case "compaction": {
       const notes = item.memoryNotes ? `, ${item.memoryNotes} memory note${item.memoryNotes === 1 ? "" : "s"} saved` : "";
       return `{gray-fg}── earlier turns summarised for the model (${item.summarisedItems} items${notes}) ──{/gray-fg}`;

@@ -9,7 +9,9 @@ export type Step =
   | { dropAfterChunks: number; text: string }
   /** Sends the first text chunks, then ends the response cleanly, with no finish reason and no [DONE]. */
   | { endAfterChunks: number; text: string }
-  | { hang: true };
+  | { hang: true }
+  /** Answers with exactly this body: a provider's recorded wire shape (tests/support/provider-wires.ts). */
+  | { raw: string; contentType?: string };
 export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; at: number };
 export type Responder = (body: any, req: RecordedRequest) => Step | Promise<Step>;
 export interface ScriptedLLM {
@@ -188,6 +190,7 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
       return new Response(null, { status: 499 });
     }
     if ("delayMs" in step && !(await sleep(step.delayMs, signal))) return new Response(null, { status: 499 });
+    if ("raw" in step) return new Response(step.raw, { headers: { "content-type": step.contentType ?? "text/event-stream" } });
     if ("error" in step) {
       const { status, message = `scripted error ${status}`, headers = {}, body: raw, code, type } = step.error;
       if (raw !== undefined) return new Response(raw, { status, headers: { "content-type": "text/html", ...headers } });

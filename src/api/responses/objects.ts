@@ -74,7 +74,8 @@ export const ResponseObject = Type.Object({
   status: Type.Union([Type.Literal("queued"), Type.Literal("in_progress"), Type.Literal("completed"), Type.Literal("failed")]),
   background: Type.Boolean(),
   error: Type.Union([ResponseError, Type.Null()]),
-  incomplete_details: Type.Null(),
+  /** Set when the answer was cut at the provider's token limit; the status stays `completed`. */
+  incomplete_details: Type.Union([Type.Object({ reason: Type.Literal("max_output_tokens") }), Type.Null()]),
   instructions: Type.Union([Type.String(), Type.Null()]),
   max_output_tokens: Type.Union([Type.Integer(), Type.Null()]),
   model: Type.String(),
@@ -125,7 +126,7 @@ export function buildResponse(f: ResponseFacts): ResponseObject {
     status: f.status,
     background: e.background ?? false,
     error: f.error ? responseError(f.error) : null,
-    incomplete_details: null,
+    incomplete_details: cutAtTokenLimit(f) ? { reason: "max_output_tokens" } : null,
     instructions: e.instructions ?? null,
     max_output_tokens: e.max_output_tokens ?? null,
     model: f.model,
@@ -148,6 +149,15 @@ export function buildResponse(f: ResponseFacts): ResponseObject {
     user: e.user ?? null,
     metadata: e.metadata ?? {},
   };
+}
+
+/**
+ * A turn that completed with its last message incomplete was cut at the provider's token limit
+ * (every other cut fails the turn), so create, stream and retrieve all say so the same way.
+ */
+function cutAtTokenLimit(f: ResponseFacts): boolean {
+  const last = f.output.findLast((i) => i.type === "message" && i.role === "assistant");
+  return f.status === "completed" && last?.type === "message" && last.status === "incomplete";
 }
 
 /** The envelope type that goes with each turn error code (clients such as the Vercel AI SDK need one). */

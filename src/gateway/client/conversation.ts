@@ -8,6 +8,8 @@ export type ViewItem =
   | { kind: "user"; id: string; text: string }
   /** `cutShort`: stored incomplete (stopped, timed out, the service stopped, the model failed). */
   | { kind: "assistant"; id: string; text: string; streaming: boolean; cutShort: boolean }
+  /** The model's reasoning in one step, seen live only (it is not stored): shown collapsed. */
+  | { kind: "reasoning"; id: string; text: string; streaming: boolean }
   | { kind: "tool"; id: string; callId: string; name: string; arguments: string; output: string | null; isError: boolean }
   | { kind: "approval"; id: string; threadId: string; callId: string; tool: string; arguments: string; decided: Decision | null; busy: boolean; error: string | null }
   /** The tool's extension must be connected (OAuth) at `url` before the turn goes on. */
@@ -96,14 +98,24 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
   switch (e.type) {
     case "turn.started":
       return { ...turn, running: true };
-    case "message.started":
-      return { ...turn, items: upsert(items, "assistant", isMessage, (m) => m, assistant("", true)) };
+    case "message.started": {
+      // the answer begins: the reasoning before it is over
+      const thought = items.map((i) => (i.kind === "reasoning" && i.streaming ? { ...i, streaming: false } : i));
+      return { ...turn, items: upsert(thought, "assistant", isMessage, (m) => m, assistant("", true)) };
+    }
     case "message.delta":
       return { ...turn, items: upsert(items, "assistant", isMessage, (m) => ({ ...m, text: m.text + e.delta }), assistant(e.delta, true)) };
-    case "message.completed":
-      // an empty message is a step that only called tools
-      if (!e.text) return { ...turn, items: items.filter((i) => !(i.kind === "assistant" && isMessage(i))) };
-      return { ...turn, items: upsert(items, "assistant", isMessage, (m) => ({ ...m, text: e.text, streaming: false }), assistant(e.text, false)) };
+    case "message.completed": {
+      const cutShort = e.status === "incomplete";
+      // an empty message is a step that only called tools (unless it was cut: that is said)
+      if (!e.text && !cutShort) return { ...turn, items: items.filter((i) => !(i.kind === "assistant" && isMessage(i))) };
+      const done = (m: ItemOf<"assistant">) => ({ ...m, text: e.text, streaming: false, cutShort });
+      return { ...turn, items: upsert(items, "assistant", isMessage, done, () => done(assistant(e.text, false)())) };
+    }
+    case "reasoning.delta": {
+      const grow = (r: ItemOf<"reasoning">) => ({ ...r, text: r.text + e.delta });
+      return { ...turn, items: upsert(items, "reasoning", (r) => r.id === itemId, grow, () => ({ kind: "reasoning", id: itemId, text: e.delta, streaming: true })) };
+    }
     case "tool.started":
       return {
         ...turn,
@@ -121,7 +133,7 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
     case "thread.compacted":
       return turn; // the history, read again once the turn is stored, places the mark
     case "turn.completed": {
-      const settled = items.map((i) => (i.kind === "assistant" && i.streaming ? { ...i, streaming: false } : i));
+      const settled = items.map((i) => ((i.kind === "assistant" || i.kind === "reasoning") && i.streaming ? { ...i, streaming: false } : i));
       if (e.status !== "failed") return { ...turn, running: false, items: settled };
       const cancelled = e.error?.code === "cancelled";
       const ending = (): ItemOf<"notice"> => ({

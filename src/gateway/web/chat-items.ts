@@ -30,7 +30,25 @@ export function itemView(item: ViewItem, decide: Decide): ItemView {
       return noticeView();
     case "compaction":
       return compactionView();
+    case "reasoning":
+      return reasoningView();
   }
+}
+
+/** The model's reasoning, collapsed: a person opens it if they want to see how it got there. */
+function reasoningView(): ItemView {
+  const label = h("span", { class: "thinking-label" });
+  const body = h("div", { class: "thinking-text" });
+  const el = h("details", { class: "thinking" }, h("summary", null, label), body);
+  return {
+    el,
+    update(raw) {
+      const item = raw as ItemOf<"reasoning">;
+      el.classList.toggle("streaming", item.streaming);
+      label.textContent = item.streaming ? "Thinking…" : "Thought";
+      body.textContent = item.text;
+    },
+  };
 }
 
 /** A divider where earlier turns were summarised; the summary the model now sees opens below it. */

@@ -1,0 +1,125 @@
+import type OpenAI from "openai";
+import { contentParts, ThinkSplitter } from "./reasoning";
+import { ToolCallAssembler } from "./tool-calls";
+import type { LlmEvent, LlmRequest } from "./types";
+
+/** One model step's stream failed after its output began: no retry, the turn fails. */
+export class StreamBroken extends Error {}
+
+/** The fields of a chunk's delta (or of a whole message) that this client reads. */
+interface Delta {
+  content?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+  tool_calls?: unknown;
+}
+
+interface Chunk {
+  choices?: { delta?: Delta | null; message?: Delta | null; finish_reason?: string | null }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  error?: { message?: string } | string;
+}
+
+/**
+ * One streamed chat completion. It ends in one of three ways, decided here: the model
+ * finished (a finish reason came), the request was cancelled (the signal's reason is
+ * thrown: the SDK itself ends an aborted stream quietly), or the stream broke.
+ */
+export async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGenerator<LlmEvent> {
+  const { data: chunks, response } = await client.chat.completions
+    .create(
+      {
+        model,
+        messages: req.messages as OpenAI.ChatCompletionMessageParam[],
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
+        ...(req.options?.temperature !== undefined ? { temperature: req.options.temperature } : {}),
+        ...(req.options?.responseFormat ? { response_format: req.options.responseFormat as unknown as OpenAI.ResponseFormatJSONSchema } : {}),
+        ...(req.tools.length
+          ? { tools: req.tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+          : {}),
+      },
+      { signal: req.signal },
+    )
+    .withResponse();
+  const reader = new StepReader();
+  try {
+    if (/json/i.test(response.headers.get("content-type") ?? "")) {
+      // a streamed request answered with one whole completion: Ollama did so whenever tools
+      // were offered (https://github.com/ollama/ollama/issues/9092)
+      yield* reader.completion((await response.json()) as Chunk);
+    } else {
+      for await (const chunk of chunks as AsyncIterable<unknown>) yield* reader.chunk(chunk as Chunk);
+    }
+  } catch (e) {
+    if (req.signal.aborted) throw req.signal.reason;
+    if (reader.output) throw new StreamBroken("stream broken", { cause: e });
+    throw e;
+  }
+  if (req.signal.aborted) throw req.signal.reason;
+  if (!reader.finished) {
+    const e = new Error("the connection closed before the answer was complete");
+    if (reader.output) throw new StreamBroken("stream broken", { cause: e });
+    throw e;
+  }
+  yield* reader.end();
+}
+
+/** What one step's chunks add up to: answer and reasoning as they come, the calls at the end. */
+class StepReader {
+  readonly #think = new ThinkSplitter();
+  readonly #calls = new ToolCallAssembler();
+  #truncated = false;
+  finished = false;
+  /** Something of the answer arrived: the step can no longer be retried. */
+  output = false;
+
+  *chunk(chunk: Chunk): Generator<LlmEvent> {
+    if (chunk.error) throw new Error(typeof chunk.error === "string" ? chunk.error : (chunk.error.message ?? "the provider reported an error"));
+    if (chunk.usage) yield { type: "usage", inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    const choice = chunk.choices?.[0];
+    if (!choice) return;
+    if (choice.finish_reason) {
+      this.finished = true;
+      if (choice.finish_reason === "length") this.#truncated = true;
+    }
+    const delta = choice.delta ?? choice.message;
+    if (!delta) return;
+    // reasoning in a field of its own: `reasoning_content` (DeepSeek, vLLM, llama.cpp:
+    // https://api-docs.deepseek.com/guides/reasoning_model), `reasoning` (OpenRouter, Ollama:
+    // https://openrouter.ai/docs/use-cases/reasoning-tokens)
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : typeof delta.reasoning === "string" ? delta.reasoning : "";
+    const parts = contentParts(delta.content);
+    const think = parts.text ? this.#think.push(parts.text) : parts;
+    yield* this.#said(reasoning + parts.reasoning + think.reasoning, think.text);
+    if (delta.tool_calls) {
+      this.output = true;
+      this.#calls.add(delta.tool_calls);
+    }
+  }
+
+  /** A whole completion (`choices[0].message`): one chunk that also finishes the step. */
+  *completion(body: Chunk): Generator<LlmEvent> {
+    yield* this.chunk(body);
+    this.finished = true;
+  }
+
+  *end(): Generator<LlmEvent> {
+    const rest = this.#think.flush();
+    yield* this.#said(rest.reasoning, rest.text);
+    if (this.#truncated) yield { type: "truncated" };
+    if (this.#calls.size) yield { type: "tool_calls", calls: this.#calls.calls() };
+  }
+
+  *#said(reasoning: string, text: string): Generator<LlmEvent> {
+    if (reasoning) {
+      this.output = true;
+      yield { type: "reasoning", delta: reasoning };
+    }
+    if (text) {
+      this.output = true;
+      yield { type: "text", delta: text };
+    }
+  }
+}
