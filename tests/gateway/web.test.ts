@@ -11,6 +11,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { defineTool } from "../../src/tools/tool";
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "../support/browser";
 import { startTestService, type TestService } from "../support/harness";
+import { thinkTags } from "../support/provider-wires";
 
 setDefaultTimeout(30_000);
 
@@ -345,6 +346,23 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     const gone = await t.api(`/api/chat/history?thread_id=${threadId}`);
     expect(gone.status).toBe(404);
     expect(await page.getByRole("button", { name: "Delete", exact: true }).isHidden()).toBe(true);
+  });
+
+  test("a thinking model: the reasoning is a collapsed block, open on demand, and not the answer", async () => {
+    const thoughts = "The user asks about tides. The moon's pull makes two bulges of water.";
+    t.llm.enqueue({ ...thinkTags(thoughts, "Tides come from the **moon's** pull."), frameDelayMs: 15 });
+    await send(page, "Why are there tides?");
+    const block = page.locator("details.thinking").last();
+    // collapsed while it streams
+    await page.locator("details.thinking.streaming").waitFor();
+    expect(await block.evaluate((d) => d.hasAttribute("open"))).toBe(false);
+    await page.locator(".msg.assistant:not(.streaming)", { hasText: "Tides come from the moon's pull." }).waitFor();
+    await idle(page);
+    expect(await block.locator("summary").innerText()).toBe("Thought");
+    expect(await lastAssistant(page).innerText()).not.toContain("bulges");
+    await block.locator("summary").click();
+    expect(await block.locator(".thinking-text").innerText()).toContain("two bulges of water");
+    expect(JSON.stringify(t.llm.lastChat())).not.toContain("bulges");
   });
 
   test("sign out, a wrong token is refused, the right one signs in", async () => {

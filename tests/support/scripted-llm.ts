@@ -11,7 +11,7 @@ export type Step =
   | { endAfterChunks: number; text: string }
   | { hang: true }
   /** Answers with exactly this body: a provider's recorded wire shape (tests/support/provider-wires.ts). */
-  | { raw: string; contentType?: string };
+  | { raw: string; contentType?: string; frameDelayMs?: number };
 export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; at: number };
 export type Responder = (body: any, req: RecordedRequest) => Step | Promise<Step>;
 export interface ScriptedLLM {
@@ -190,7 +190,21 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
       return new Response(null, { status: 499 });
     }
     if ("delayMs" in step && !(await sleep(step.delayMs, signal))) return new Response(null, { status: 499 });
-    if ("raw" in step) return new Response(step.raw, { headers: { "content-type": step.contentType ?? "text/event-stream" } });
+    if ("raw" in step) {
+      const headers = { "content-type": step.contentType ?? "text/event-stream" };
+      if (!step.frameDelayMs) return new Response(step.raw, { headers });
+      // one SSE frame at a time, for tests that watch an answer while it streams
+      const frames = step.raw.split(/(?<=\n\n)/);
+      return new Response(
+        new ReadableStream({
+          async pull(controller) {
+            if (!frames.length || !(await sleep(step.frameDelayMs, signal))) return controller.close();
+            controller.enqueue(encoder.encode(frames.shift()!));
+          },
+        }),
+        { headers },
+      );
+    }
     if ("error" in step) {
       const { status, message = `scripted error ${status}`, headers = {}, body: raw, code, type } = step.error;
       if (raw !== undefined) return new Response(raw, { status, headers: { "content-type": "text/html", ...headers } });

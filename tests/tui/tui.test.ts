@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ChatEvent } from "../../src/gateway/events";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
+import { lengthCut, thinkTags } from "../support/provider-wires";
 
 setDefaultTimeout(30_000);
 
@@ -138,6 +139,25 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
     keys(S, "Enter");
     await reply(S, "Assistant: You said: hello tui");
     expect(lastUserMessage()).toBe("hello tui");
+  });
+
+  test("a thinking model: the reasoning shows as one collapsed line, the answer without it", async () => {
+    svc.llm.enqueue(thinkTags("The user wants a haiku. Five, seven, five syllables.", "Autumn moon rises"));
+    type(S, "a haiku please");
+    keys(S, "Enter");
+    await reply(S, "Assistant: Autumn moon rises");
+    const s = screen(S);
+    expect(s).toMatch(/▸ thought \(\d+ characters of reasoning, not kept\)/);
+    expect(s).not.toContain("syllables");
+    expect(s).not.toContain("think>");
+  });
+
+  test("an answer cut at the model's token limit says it was cut", async () => {
+    svc.llm.enqueue(lengthCut("The list goes on and"));
+    type(S, "list everything");
+    keys(S, "Enter");
+    await reply(S, "Assistant: The list goes on and");
+    await see(S, "(cut short)");
   });
 
   test("Shift+Enter (both encodings) inserts new lines: the LLM gets ONE message with them", async () => {

@@ -339,6 +339,8 @@ function signature(item: ViewItem): string {
   switch (item.kind) {
     case "assistant":
       return `${item.streaming}|${item.cutShort}|${item.text}`;
+    case "reasoning":
+      return `${item.streaming}|${item.text.length}`;
     case "tool":
       return `${item.output === null}|${item.isError}|${item.output?.length ?? 0}`;
     case "approval":

@@ -10,6 +10,7 @@ import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import schemas from "../../support/openai-responses-schemas.json";
 import { startTestService, type TestService } from "../../support/harness";
+import { lengthCut } from "../../support/provider-wires";
 import { sseReader } from "../../support/responses-stream";
 
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -85,6 +86,18 @@ describe("objects and events validate against OpenAI's schemas", () => {
     await t.llm.waitForRequests(t.llm.chatRequests().length);
     const cancelled = await (await t.api(`/api/v1/responses/${bg.body.id}/cancel`, { method: "POST" })).json();
     expectValid("Response", cancelled, "response (cancelled)");
+  });
+
+  test("an answer cut at the token limit: incomplete_details, created, streamed and retrieved", async () => {
+    t.llm.enqueue(lengthCut("cut at the limit"));
+    const cut = await t.respond({ model: MODEL, input: "long" });
+    expect(cut.body.incomplete_details).toEqual({ reason: "max_output_tokens" });
+    expectValid("Response", cut.body, "response (incomplete: max_output_tokens)");
+    expectValid("Response", await get(`/api/v1/responses/${cut.body.id}`), "response (incomplete, retrieved)");
+    t.llm.enqueue(lengthCut("cut while streaming"));
+    const events = await streamed({ model: MODEL, input: "long", stream: true });
+    expect(events.at(-1).response.incomplete_details).toEqual({ reason: "max_output_tokens" });
+    for (const e of events) expectValid("ResponseStreamEvent", e, `event ${e.type} (incomplete)`);
   });
 
   test("stream events: text, function_call, failed, and a message cut short (incomplete)", async () => {

@@ -28,6 +28,26 @@ describe("applyEvent", () => {
     expect(itemsOf(after)).toMatchObject([{ kind: "assistant", text: "Hello", streaming: true }]);
   });
 
+  test("reasoning grows in its own item, stops streaming when the answer begins; a cut answer says so even when empty", () => {
+    const t = run([
+      { type: "turn.started", ...ids },
+      { type: "reasoning.delta", ...ids, item_id: "th1", delta: "Let me " },
+      { type: "reasoning.delta", ...ids, item_id: "th1", delta: "think." },
+    ]);
+    expect(itemsOf(t)).toEqual([{ kind: "reasoning", id: "th1", text: "Let me think.", streaming: true }]);
+    const answered = run(
+      [
+        { type: "message.started", ...ids, item_id: "m1" },
+        { type: "message.completed", ...ids, item_id: "m1", text: "", status: "incomplete" },
+      ],
+      t,
+    );
+    expect(itemsOf(answered)).toEqual([
+      { kind: "reasoning", id: "th1", text: "Let me think.", streaming: false },
+      { kind: "assistant", id: "m1", text: "", streaming: false, cutShort: true },
+    ]);
+  });
+
   test("streams a message, drops an empty one (a step with tool calls only), and settles when the turn ends", () => {
     const t = run([
       { type: "turn.started", ...ids },
