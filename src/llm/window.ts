@@ -7,7 +7,6 @@
 // num_ctx, LM Studio loads it with another context length), and Ollama silently cuts what
 // does not fit. A server that stops answering leaves the last window it gave.
 import type { ContextSettings } from "../context/budget";
-import type { Logger } from "../log";
 import type { Endpoint } from "./openai";
 import { readServerWindow } from "./window-servers";
 
@@ -21,7 +20,8 @@ export interface WindowReading {
 }
 
 export interface ContextWindowOptions {
-  log?: Logger;
+  /** Where the window is said when it is first read and when it changes (the service log). */
+  log?: (message: string) => void;
   /** How long one request to the server may take (ms). */
   timeoutMs?: number;
   /** How old the server's answer may get before a turn has it asked again (ms). */
@@ -92,7 +92,7 @@ export class ContextWindow {
       compactionModel: llm.compactionModel,
       memoryFlush: llm.memoryFlush,
       get contextWindow() {
-        if (window.#endpoint && !window.asking && Date.now() - window.#readAt > (window.opts.maxAgeMs ?? 5 * 60_000)) void window.refresh();
+        if (window.#endpoint && !window.asking && Date.now() - window.#readAt >= (window.opts.maxAgeMs ?? 5 * 60_000)) void window.refresh();
         return window.#reading.tokens;
       },
     };
