@@ -94,7 +94,7 @@ describe("what each server says", () => {
 describe("asking safely and quickly", () => {
   test("the key goes to the base URL's origin only: a redirect elsewhere is not followed", async () => {
     const elsewhere = await serve(llamaCppRoutes({ model: "m", nCtx: 8192 }));
-    const redirecting = await serve((req, url) => (url.pathname.startsWith("/props") ? Response.redirect(`${elsewhere.origin}/props`, 302) : undefined));
+    const redirecting = await serve((_req, url) => (url.pathname.startsWith("/props") ? Response.redirect(`${elsewhere.origin}/props`, 302) : undefined));
     expect(await read(redirecting, "m", "sk-secret-key")).toBeUndefined();
     expect(elsewhere.requests).toEqual([]);
     // every request the configured server got carried its key

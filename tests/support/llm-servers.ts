@@ -208,14 +208,3 @@ export async function startFakeServer(routes: Routes | "hang", opts: { basePath?
     },
   };
 }
-
-/** Several servers' routes as one: the first that answers. */
-export const anyOf =
-  (...all: Routes[]): Routes =>
-  async (req, url, body) => {
-    for (const r of all) {
-      const res = await r(req, url, body);
-      if (res) return res;
-    }
-    return undefined;
-  };
