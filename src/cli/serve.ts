@@ -95,10 +95,11 @@ function startupLines(svc: RunningService, paths: Paths): string[] {
   const { config, token } = svc;
   const web = webUiUrl(svc);
   return [
-    `service ${describeBuild(svc.services.build)} listening on ${svc.url}`,
+    `service ${svc.services.version} listening on ${svc.url}`,
     ...(config.gateway.enabled ? [`  open the web UI at ${web}/`] : ["  the gateway is off (GATEWAY_ENABLED=false): no web UI, no API"]),
     ...(config.gateway.enabled && token.source === "webui-token" ? [`  sign in with: ${web}/login?token=${token.token}`] : []),
     `  home: ${paths.home}`,
+    `  build: ${describeBuild(svc.services.build)}`,
     `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
     ...(svc.webhookUrl ? [`  webhook channel: ${svc.webhookUrl}/webhook`] : []),
     `  LLM: ${llmLine(svc)}`,

@@ -306,7 +306,7 @@ describe("onboard --non-interactive", () => {
       expect(s.out.text).toContain("m2");
       const status = await fetch(`${s.url}/api/status`, { headers: { authorization: `Bearer ${firstToken}` } });
       expect(status.status).toBe(200);
-      expect(((await status.json()) as any).llm).toEqual({ configured: true, model: "m2" });
+      expect(((await status.json()) as any).llm).toMatchObject({ configured: true, model: "m2" });
     } finally {
       s.proc.kill("SIGINT");
     }

@@ -1,5 +1,5 @@
 // Which build runs, as the compiled binary says it: two builds of the source a commit apart
-// (one adds a migration) never name themselves alike; `--version`, serve's first line and
+// (one adds a migration) never name themselves alike; `--version`, serve's start-up lines and
 // GET /api/status give the version, the commit and the build date. The source is copied
 // from this checkout (tracked and new files) into a scratch git repository of its own.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -86,13 +86,13 @@ describeIfGit("the binary names its build", () => {
     expect(version(build("dirty"))).toContain(`commit ${secondCommit}-dirty, built `);
   }, 120_000);
 
-  test("serve's first line and GET /api/status name the same build", async () => {
+  test("serve's start-up lines and GET /api/status name the same build", async () => {
     const home = join(dir, "home");
     const env = { PATH: process.env.PATH ?? "", HOME: dir, SERVICE_HOME: home, SERVICE_REBORN_WEBUI_TOKEN: TOKEN, CLI_ENABLED: "false", GATEWAY_PORT: "0" };
     const said = version(first).replace(/^service /, "");
     const s = await serveUntil(["serve"], { cwd: dir, env, bin: first }, listeningUrl);
     try {
-      expect(s.output()).toContain(`service ${said} listening on ${s.ready}`);
+      expect(s.output()).toContain(`\n  build: ${said}\n`);
       const status = (await (await fetch(`${s.ready}/api/status`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
       expect(status.version).toBe(pkg.version);
       expect(status.build).toEqual({ version: pkg.version, commit: firstCommit, date: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) });
