@@ -45,7 +45,7 @@ export class ContextWindow {
     const configured = llm.contextWindow !== undefined;
     this.#reading = configured ? { tokens: llm.contextWindow!, source: "config", from: "config" } : { tokens: DEFAULT_CONTEXT_WINDOW, source: "default", from: "default" };
     // the OpenAI API (no base URL) publishes no window
-    this.#endpoint = !configured && llm.baseUrl && llm.model ? { ...llm, baseUrl: llm.baseUrl, model: llm.model } : undefined;
+    this.#endpoint = !configured && llm.baseUrl && llm.model ? { baseUrl: llm.baseUrl, apiKey: llm.apiKey, model: llm.model } : undefined;
   }
 
   /** The window as last read; never asks the server. */
@@ -69,14 +69,14 @@ export class ContextWindow {
       const found = await readServerWindow(endpoint, this.#stop.signal, this.opts.timeoutMs ?? 3_000).catch(() => undefined);
       const first = this.#readAt === 0;
       this.#readAt = Date.now();
-      const before = this.#reading;
-      if (found) this.#reading = { tokens: found.tokens, source: "server", from: found.from };
-      const now = this.#reading;
-      if (found && (first || now.tokens !== before.tokens || now.from !== before.from)) this.opts.log?.(`context window ${describeWindow(now)}`);
-      if (!found && first) {
-        this.opts.log?.(`context window ${describeWindow(now)}: ${endpoint.baseUrl} does not say which window it gives ${endpoint.model}; set LLM_CONTEXT_WINDOW`);
+      if (found) {
+        const changed = found.tokens !== this.#reading.tokens || found.from !== this.#reading.from;
+        this.#reading = { tokens: found.tokens, source: "server", from: found.from };
+        if (first || changed) this.opts.log?.(`context window ${describeWindow(this.#reading)}`);
+      } else if (first) {
+        this.opts.log?.(`context window ${describeWindow(this.#reading)}: ${endpoint.baseUrl} does not say which window it gives ${endpoint.model}; set LLM_CONTEXT_WINDOW`);
       }
-      return now;
+      return this.#reading;
     })().finally(() => (this.#reading$ = undefined));
     return this.#reading$;
   }
@@ -86,14 +86,14 @@ export class ContextWindow {
    * starts, and a stale server answer is asked for again then (the turn does not wait).
    */
   settings(llm: Omit<ContextSettings, "contextWindow">): ContextSettings {
-    const window = this;
+    const self = this;
     return {
       maxOutputTokens: llm.maxOutputTokens,
       compactionModel: llm.compactionModel,
       memoryFlush: llm.memoryFlush,
       get contextWindow() {
-        if (window.#endpoint && !window.asking && Date.now() - window.#readAt >= (window.opts.maxAgeMs ?? 5 * 60_000)) void window.refresh();
-        return window.#reading.tokens;
+        if (self.#endpoint && !self.asking && Date.now() - self.#readAt >= (self.opts.maxAgeMs ?? 5 * 60_000)) void self.refresh();
+        return self.#reading.tokens;
       },
     };
   }
