@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { writeWebUi } from "./src/gateway/web-bundle";
+import { gitCommit } from "./src/version";
 
 const root = import.meta.dir;
 
@@ -148,6 +149,9 @@ for (const a of assets) {
   if (!existsSync(resolve(root, a))) fail(`asset ${a} does not exist`);
 }
 
+/** The binary's name for itself (src/version.ts): the commit built and when, so that no two builds look alike. */
+const identity = { commit: gitCommit(root) ?? "unknown", date: new Date().toISOString().replace(/\.\d+Z$/, "Z") };
+
 mkdirSync(dirname(outfile), { recursive: true });
 const started = performance.now();
 let result: Bun.BuildOutput;
@@ -162,6 +166,7 @@ try {
     // Bun also writes <outfile>.map next to it, which is not needed at run time.
     sourcemap: sourcemap ? "linked" : "none",
     plugins,
+    define: { SERVICE_BUILD_COMMIT: JSON.stringify(identity.commit), SERVICE_BUILD_DATE: JSON.stringify(identity.date) },
     throw: false,
     compile: {
       ...(target ? { target } : {}),
@@ -191,6 +196,6 @@ const out = result.outputs.find((o) => o.kind === "entry-point")?.path ?? outfil
 if (!existsSync(out)) fail(`no executable at ${out}`);
 const mb = (statSync(out).size / 1024 / 1024).toFixed(1);
 console.log(
-  `build: ${out} (${mb} MB, v${pkg.version}, ${target ?? `${process.platform}-${process.arch}`}, ` +
+  `build: ${out} (${mb} MB, v${pkg.version}, commit ${identity.commit}, ${target ?? `${process.platform}-${process.arch}`}, ` +
     `bytecode ${bytecode ? "on" : "off"}, sourcemap ${sourcemap ? "on" : "off"}, ${libsqlPackage}) in ${seconds}s`,
 );

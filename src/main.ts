@@ -2,7 +2,7 @@
 import { UsageError } from "./cli/args";
 import { USAGE } from "./cli/usage";
 import { ConfigError } from "./errors";
-import { VERSION } from "./version";
+import { describeBuild } from "./version";
 
 // Loaded on demand: `serve` need not carry the onboarding prompts in memory, nor the reverse.
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === "--version" || command === "-v" || command === "version") {
-    process.stdout.write(`service ${VERSION}\n`);
+    process.stdout.write(`service ${describeBuild()}\n`);
     return 0;
   }
   const load = commands[command];

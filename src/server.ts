@@ -9,9 +9,10 @@ import { UserAdmin } from "./auth/users";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { configuredInstanceToken, databaseUrl, ensureHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
-import { RESPONSES_TURN_TIMEOUT_MS, type Config, type ConfigLayer } from "./config/schema";
+import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError } from "./errors";
 import { openAiLlm } from "./llm/openai";
+import { ContextWindow } from "./llm/window";
 import { openDatabase, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
@@ -23,7 +24,7 @@ import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
 import { startWebhookChannel } from "./channels/webhook/listener";
 import { webhookConfigProblem } from "./channels/webhook/settings";
-import { VERSION } from "./version";
+import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
 
 export type TokenSource = ConfiguredTokenSource | "generated";
@@ -65,6 +66,9 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   if (webhookProblem) throw new ConfigError(webhookProblem);
   const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
   await ensureOwner(database.db);
+  // asked of the LLM server while the rest starts up; the gateway waits a moment for it, not longer
+  const contextWindow = new ContextWindow(config.llm, { log });
+  const windowRead = contextWindow.refresh();
 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
   // every secret of the service's own, so none of them reaches the model, an answer or a log line
@@ -110,7 +114,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
-    context: config.llm,
+    context: contextWindow.settings(config.llm),
     notes: memory,
     log,
   });
@@ -130,9 +134,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
+    build: buildInfo(),
+    contextWindow,
     startedAt: Date.now(),
     channels: { gateway: config.gateway.enabled, webhook: config.http.enabled, tui: opts.channels?.tui ?? false },
-    turnTimeoutMs: opts.turnTimeoutMs ?? RESPONSES_TURN_TIMEOUT_MS[config.responses.revision],
+    turnTimeoutMs: opts.turnTimeoutMs ?? responsesTurnTimeoutMs(config.responses),
     backgroundTurnTimeoutMs: config.agent.turnTimeoutS * 1000,
     log,
     mcp,
@@ -142,7 +148,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   memory.start();
   const steward = startMemorySteward();
   const app = createApp(services);
-  const closeAll = () => (steward.stop(), memory.stop(), database.close());
+  await settledWithin(windowRead, WINDOW_START_WAIT_MS);
+  const closeAll = () => (contextWindow.close(), steward.stop(), memory.stop(), database.close());
   const server = config.gateway.enabled
     ? await listening(closeAll, "the gateway", config.gateway, "--port or GATEWAY_PORT", () =>
         Bun.serve({
@@ -152,8 +159,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
             steward.touch();
             return app.fetch(request);
           },
-          // a non-streaming turn may run 120 s (revision A) before the first byte
-          idleTimeout: 240,
+          // a non-streaming turn answers its first byte at its end; Bun's longest idle timeout is 255 s
+          idleTimeout: services.turnTimeoutMs > 225_000 ? 0 : 240,
           // the app checks the 14 MiB limit itself, so that a larger body gets the JSON envelope
           maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         }),
@@ -194,6 +201,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         await settledWithin(drained, 2_000);
         void server?.stop(true);
         void webhook?.server.stop(true);
+        contextWindow.close();
         steward.stop();
         memory.stop();
         database.close();
@@ -202,6 +210,9 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     },
   };
 }
+
+/** How long the gateway waits for the LLM server to say its context window before it listens. */
+const WINDOW_START_WAIT_MS = 1_500;
 
 /** Starts a listener; a port in use is one clear ConfigError (after `cleanup`), not a stack trace. */
 async function listening<T>(cleanup: () => void, what: string, at: { host: string; port: number }, change: string, start: () => T | Promise<T>): Promise<T> {

@@ -10,6 +10,8 @@ import type { Db } from "./store/db";
 import type { ToolRegistry } from "./tools/registry";
 import type { McpManager } from "./mcp/manager";
 import type { ExtensionManager } from "./extensions/manager";
+import type { ContextWindow } from "./llm/window";
+import type { BuildInfo } from "./version";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -26,9 +28,13 @@ export interface Services {
   /** Shared by Responses POST and /api/chat/send. */
   turnLimiter: RateLimiter;
   version: string;
+  /** Which build runs: version, commit, build date (GET /api/status). */
+  build: BuildInfo;
+  /** The model's context window and where it came from (GET /api/status). */
+  contextWindow: ContextWindow;
   startedAt: number;
   channels: { gateway: boolean; webhook: boolean; tui: boolean };
-  /** Non-streaming Responses turn timeout: 120 s under revision A, 30 s under B. */
+  /** Non-streaming Responses and POST /api/chat turn timeout: RESPONSES_TURN_TIMEOUT_S, else 120 s under revision A, 30 s under B. */
   turnTimeoutMs: number;
   /** Timeout of turns that run without a waiting request (/api/chat/send, background responses): TURN_TIMEOUT_S. */
   backgroundTurnTimeoutMs: number;

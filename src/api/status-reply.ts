@@ -6,7 +6,18 @@ export const StatusReply = Type.Object({
   status: Type.Literal("ok"),
   version: Type.String(),
   uptime_s: Type.Integer(),
-  llm: Type.Object({ configured: Type.Boolean(), model: Type.Union([Type.String(), Type.Null()]) }),
+  /** Which build runs; `date` is null when it runs from source. */
+  build: Type.Object({ version: Type.String(), commit: Type.String(), date: Type.Union([Type.String(), Type.Null()]) }),
+  llm: Type.Object({
+    configured: Type.Boolean(),
+    model: Type.Union([Type.String(), Type.Null()]),
+    /** The window every request is made to fit, and where it came from ("config", "default", "Ollama num_ctx of qwen3:8b"). */
+    context_window: Type.Object({
+      tokens: Type.Integer(),
+      source: Type.Union([Type.Literal("config"), Type.Literal("server"), Type.Literal("default")]),
+      from: Type.String(),
+    }),
+  }),
   channels: Type.Object({ gateway: Type.Boolean(), webhook: Type.Boolean(), tui: Type.Boolean() }),
   revision: Type.Union([Type.Literal("A"), Type.Literal("B")]),
   /** A server's last error may quote its stderr: a member sees "unavailable" there. */

@@ -13,7 +13,8 @@ export function statusRoutes(s: Services) {
         status: "ok",
         version: s.version,
         uptime_s: Math.floor((Date.now() - s.startedAt) / 1000),
-        llm: { configured: s.llm.configured, model: s.llm.model ?? null },
+        build: s.build,
+        llm: { configured: s.llm.configured, model: s.llm.model ?? null, context_window: s.contextWindow.reading },
         channels: s.channels,
         revision: s.config.responses.revision,
         mcp: {

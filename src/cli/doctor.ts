@@ -8,6 +8,8 @@ import type { Config, ConfigLayer } from "../config/schema";
 import { webhookConfigProblem } from "../channels/webhook/settings";
 import { didYouMean, unknownKeys } from "../config/unknown-keys";
 import { openAiLlm } from "../llm/openai";
+import { DEFAULT_CONTEXT_WINDOW } from "../llm/window";
+import { readServerWindow } from "../llm/window-servers";
 import { migrations } from "../store/migrations";
 import { parseFlags } from "./args";
 import { findInstance, type Instance } from "./instance";
@@ -46,6 +48,7 @@ export async function doctor(argv: string[]): Promise<number> {
   if (config) {
     checks.push(await database(config, paths));
     checks.push(await llm(config));
+    checks.push(await contextWindow(config));
     const instance = await findInstance(paths, config);
     checks.push(await port("gateway port", config.gateway.host, config.gateway.port, instance, instance?.url, config.gateway.enabled));
     checks.push(await port("webhook port", config.http.host, config.http.port, instance, instance?.record?.webhook_url, config.http.enabled));
@@ -145,6 +148,30 @@ async function llm(config: Config): Promise<Check> {
   } catch (e) {
     return { verdict: "fail", what, detail: `${where} did not answer GET /models: ${(e as Error).message}` };
   }
+}
+
+/** The window requests are made to fit, and where it comes from; a configured one larger than the server's is a warning. */
+async function contextWindow(config: Config): Promise<Check> {
+  const what = "context";
+  const { baseUrl, apiKey, model, contextWindow: configured } = config.llm;
+  if (!model || !(baseUrl || apiKey)) return { verdict: "skip", what, detail: "no LLM configured" };
+  const found = baseUrl ? await readServerWindow({ baseUrl, apiKey, model }, AbortSignal.timeout(6_000), 3_000).catch(() => undefined) : undefined;
+  if (configured !== undefined) {
+    if (found && found.tokens < configured) {
+      return {
+        verdict: "warn",
+        what,
+        detail: `context window ${configured} tokens (config), but the server gives ${found.tokens} (${found.from}): longer prompts are cut or refused; set LLM_CONTEXT_WINDOW=${found.tokens} or give the model a larger context`,
+      };
+    }
+    return { verdict: "ok", what, detail: `context window ${configured} tokens (config)` };
+  }
+  if (found) return { verdict: "ok", what, detail: `context window ${found.tokens} tokens (${found.from})` };
+  return {
+    verdict: baseUrl ? "warn" : "ok",
+    what,
+    detail: `context window ${DEFAULT_CONTEXT_WINDOW} tokens (default)${baseUrl ? `: ${baseUrl} does not say which window it gives ${model}; set LLM_CONTEXT_WINDOW` : ""}`,
+  };
 }
 
 async function port(what: string, host: string, portNumber: number, instance: Instance | undefined, runningUrl: string | null | undefined, enabled: boolean): Promise<Check> {

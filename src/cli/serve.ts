@@ -3,6 +3,8 @@ import { dirname } from "node:path";
 import { loadConfig, readConfigFile, servicePaths, type Paths } from "../config/load";
 import { unknownKeys, unknownKeyWarning } from "../config/unknown-keys";
 import { createLogger, guardStdio } from "../log";
+import { describeWindow } from "../llm/window";
+import { describeBuild } from "../version";
 import { startService, type RunningService } from "../server";
 import { logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
@@ -97,9 +99,11 @@ function startupLines(svc: RunningService, paths: Paths): string[] {
     ...(config.gateway.enabled ? [`  open the web UI at ${web}/`] : ["  the gateway is off (GATEWAY_ENABLED=false): no web UI, no API"]),
     ...(config.gateway.enabled && token.source === "webui-token" ? [`  sign in with: ${web}/login?token=${token.token}`] : []),
     `  home: ${paths.home}`,
+    `  build: ${describeBuild(svc.services.build)}`,
     `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
     ...(svc.webhookUrl ? [`  webhook channel: ${svc.webhookUrl}/webhook`] : []),
     `  LLM: ${llmLine(svc)}`,
+    ...(svc.services.llm.configured ? [`  context window ${windowLine(svc)}`] : []),
     token.source === "generated"
       ? `  instance token (generated for this run, not saved): ${token.token}`
       : `  instance token: from ${token.source === "webui-token" ? paths.token : token.source}`,
@@ -111,12 +115,14 @@ function startupFields(svc: RunningService, paths: Paths) {
   const { config, token } = svc;
   return {
     version: svc.services.version,
+    build: svc.services.build,
     url: svc.url,
     web_ui: config.gateway.enabled ? `${webUiUrl(svc)}/` : null,
     home: paths.home,
     revision: config.responses.revision,
     webhook_url: svc.webhookUrl ?? null,
     llm: llmLine(svc),
+    context_window: svc.services.contextWindow.reading,
     instance_token:
       token.source === "generated"
         ? "generated for this run and not shown in JSON logs: run `service onboard` or set SERVICE_REBORN_WEBUI_TOKEN"
@@ -131,6 +137,11 @@ function llmLine(svc: RunningService): string {
   return svc.services.llm.configured
     ? `${config.llm.model} at ${config.llm.baseUrl ?? "the OpenAI API"}`
     : "not configured (set LLM_BASE_URL, LLM_API_KEY, LLM_MODEL or run `service onboard`)";
+}
+
+function windowLine(svc: RunningService): string {
+  const window = svc.services.contextWindow;
+  return `${describeWindow(window.reading)}${window.asking ? ", until the LLM server says its own" : ""}`;
 }
 
 function writeOut(text: string): void {

@@ -2,11 +2,13 @@ import { configuredInstanceToken, loadConfig, servicePaths, type Env } from "../
 import { parseFlags } from "./args";
 import { configuredUrl, findInstance } from "./instance";
 import type { StatusReply } from "../api/status-reply";
+import { describeWindow } from "../llm/window";
+import { describeBuild } from "../version";
 
 export const STATUS_USAGE = `Usage: service status [options]
 
 Says whether \`service serve\` is running for this service home, where, and how it is
-(version, uptime, LLM, channels). Exit code 0 when it runs, 1 when it does not.
+(version and build, uptime, LLM and its context window, channels). Exit code 0 when it runs, 1 when it does not.
 
 Options:
   --json                print JSON
@@ -44,7 +46,7 @@ export async function status(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify({ running: true, home: paths.home, url: instance.url, pid, webhook_url: instance.record?.webhook_url ?? null, status: api ?? null }, null, 2) + "\n");
     return 0;
   }
-  const version = api?.version ?? instance.record?.version;
+  const version = api?.build ? describeBuild(api.build) : (api?.version ?? instance.record?.version);
   const facts = [pid ? `pid ${pid}` : "", api ? `up ${duration(api.uptime_s)}` : ""].filter(Boolean).join(", ");
   const lines = [
     `service${version ? ` ${version}` : ""} is running${instance.url ? ` at ${instance.url}` : " with the gateway off"}${facts ? ` (${facts})` : ""}`,
@@ -54,6 +56,7 @@ export async function status(argv: string[]): Promise<number> {
   ];
   if (api) {
     lines.push(`  LLM: ${api.llm.configured ? api.llm.model : "not configured"}`);
+    if (api.llm.context_window) lines.push(`  context window ${describeWindow(api.llm.context_window)}`);
     lines.push(`  Responses revision ${api.revision}; channels: ${Object.entries(api.channels).filter(([, on]) => on).map(([name]) => name).join(", ") || "none"}`);
   } else if (instance.url) {
     lines.push("  (no instance token at hand for the details: set SERVICE_REBORN_WEBUI_TOKEN or keep webui-token in the home)");

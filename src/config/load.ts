@@ -116,6 +116,7 @@ export function envLayer(env: Env): ConfigLayer {
     responses: {
       revision: str(env.RESPONSES_API_REVISION)?.toUpperCase() as "A" | "B" | undefined,
       rateLimit: int(env.RESPONSES_RATE_LIMIT, "RESPONSES_RATE_LIMIT"),
+      turnTimeoutS: int(env.RESPONSES_TURN_TIMEOUT_S, "RESPONSES_TURN_TIMEOUT_S"),
     },
     agent: { maxSteps: int(env.AGENT_MAX_STEPS, "AGENT_MAX_STEPS"), turnTimeoutS: int(env.TURN_TIMEOUT_S, "TURN_TIMEOUT_S"),
       shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, "SHUTDOWN_GRACE_MS"),

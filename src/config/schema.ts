@@ -32,11 +32,15 @@ export const ConfigSchema = Type.Object({
         }),
         { description: "`[{baseUrl, apiKey, model}]`: endpoints tried in order once the primary's retries are spent (config.json only)" },
       ),
-      contextWindow: Type.Integer({
-        minimum: 1024,
-        env: "LLM_CONTEXT_WINDOW",
-        description: "the model's context window in tokens: every request fits in it less `maxOutputTokens`",
-      }),
+      contextWindow: Type.Optional(
+        Type.Integer({
+          minimum: 1024,
+          env: "LLM_CONTEXT_WINDOW",
+          defaultText: "read from the server, else `32768`",
+          description:
+            "the model's context window in tokens: every request fits in it less `maxOutputTokens`; unset, it is read at start from llama.cpp, Ollama (its num_ctx), LM Studio, vLLM or OpenRouter",
+        }),
+      ),
       maxOutputTokens: Type.Integer({ minimum: 16, env: "LLM_MAX_OUTPUT_TOKENS", description: "tokens reserved for the model's answer in every request (at most half the window is)" }),
       compactionModel: Type.Optional(
         Type.String({ minLength: 1, env: "LLM_COMPACTION_MODEL", defaultText: "`model`", description: "a model for summarising old turns (compaction)" }),
@@ -104,6 +108,14 @@ export const ConfigSchema = Type.Object({
         env: "RESPONSES_RATE_LIMIT",
         description: "turns per 60 s per user (Responses POST and `/api/chat/send`); 0 is off",
       }),
+      turnTimeoutS: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          env: "RESPONSES_TURN_TIMEOUT_S",
+          defaultText: "`30` (revision B), `120` (revision A)",
+          description: "timeout of a non-streaming Responses turn and of `POST /api/chat`, in seconds (a slow CPU-only model may need more)",
+        }),
+      ),
     },
     { description: "the Responses API" },
   ),
@@ -178,7 +190,7 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 export const DEFAULTS: Config = {
-  llm: { maxRetries: 3, fallbacks: [], contextWindow: 32768, maxOutputTokens: 4096, memoryFlush: true },
+  llm: { maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true },
   database: {},
   gateway: { enabled: true, host: "127.0.0.1", port: 3000 },
   cli: { enabled: true },
@@ -198,3 +210,6 @@ type DeepPartial<T> = T extends unknown[] ? T : T extends object ? { [K in keyof
 
 /** The spec's timeout of a non-streaming Responses turn, per revision. */
 export const RESPONSES_TURN_TIMEOUT_MS = { A: 120_000, B: 30_000 } as const;
+
+/** The non-streaming Responses (and `POST /api/chat`) turn timeout: `responses.turnTimeoutS`, else the revision's. */
+export const responsesTurnTimeoutMs = (r: Config["responses"]) => (r.turnTimeoutS !== undefined ? r.turnTimeoutS * 1000 : RESPONSES_TURN_TIMEOUT_MS[r.revision]);

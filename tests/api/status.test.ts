@@ -20,7 +20,9 @@ describe("status and routing", () => {
       status: "ok",
       version: pkg.version,
       uptime_s: expect.any(Number),
-      llm: { configured: true, model: "scripted-model" },
+      build: { version: pkg.version, commit: expect.stringMatching(/^[0-9a-f]{12}(-dirty)?$|^unknown$/), date: null },
+      // the scripted LLM publishes no window: the default, and that is where it came from
+      llm: { configured: true, model: "scripted-model", context_window: { tokens: 32768, source: "default", from: "default" } },
       channels: { gateway: true, webhook: false, tui: false },
       revision: "B",
       mcp: { servers: [] },
@@ -146,7 +148,7 @@ describe("status with no LLM configured, revision A", () => {
   test("llm.configured is false, model null, revision A", async () => {
     const body = (await (await t.api("/api/status")).json()) as any;
     expect(body.status).toBe("ok");
-    expect(body.llm).toEqual({ configured: false, model: null });
+    expect(body.llm).toEqual({ configured: false, model: null, context_window: { tokens: 32768, source: "default", from: "default" } });
     expect(body.revision).toBe("A");
   });
 

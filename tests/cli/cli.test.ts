@@ -146,10 +146,11 @@ describe("help, version and usage errors", () => {
     }
   });
 
-  test("--version prints the package version and exits 0", async () => {
+  test("--version from source prints the package version, the checkout's commit, and that it is no build", async () => {
     const r = await run(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toBe(`service ${pkg.version}`);
+    const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: CWD }).stdout.toString().trim();
+    expect(r.stdout.trim()).toMatch(new RegExp(`^service ${pkg.version.replace(/\./g, "\\.")} \\(commit ${head || "unknown"}(-dirty)?, running from source\\)$`));
   });
 
   test("every command answers --help with exit 0 and touches nothing", async () => {
@@ -305,7 +306,7 @@ describe("onboard --non-interactive", () => {
       expect(s.out.text).toContain("m2");
       const status = await fetch(`${s.url}/api/status`, { headers: { authorization: `Bearer ${firstToken}` } });
       expect(status.status).toBe(200);
-      expect(((await status.json()) as any).llm).toEqual({ configured: true, model: "m2" });
+      expect(((await status.json()) as any).llm).toMatchObject({ configured: true, model: "m2" });
     } finally {
       s.proc.kill("SIGINT");
     }

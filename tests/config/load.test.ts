@@ -12,7 +12,7 @@ import {
   writeConfigFile,
   type Env,
 } from "../../src/config/load";
-import { DEFAULTS, type ConfigLayer } from "../../src/config/schema";
+import { DEFAULTS, responsesTurnTimeoutMs, type ConfigLayer } from "../../src/config/schema";
 import { ConfigError } from "../../src/errors";
 
 let root: string;
@@ -84,7 +84,9 @@ describe("layering", () => {
     expect(config).toEqual(DEFAULTS);
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
     expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] });
-    expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], contextWindow: 32768, maxOutputTokens: 4096, memoryFlush: true });
+    // no window: it is read from the LLM server at start (src/llm/window.ts), else 32768
+    expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true });
+    expect("contextWindow" in config.llm).toBe(false);
     expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 });
     expect(config.mcp).toEqual({ startWaitMs: 10_000 });
     expect(config.log).toEqual({ format: "pretty", level: "info" });
@@ -146,6 +148,7 @@ describe("layering", () => {
       HTTP_WEBHOOK_SECRET: "s",
       RESPONSES_API_REVISION: "a",
       RESPONSES_RATE_LIMIT: "0",
+      RESPONSES_TURN_TIMEOUT_S: "300",
       AGENT_MAX_STEPS: "5",
       LLM_EMBEDDING_MODEL: "emb",
       TOOLS_ASK: "file_write, web_fetch",
@@ -180,7 +183,7 @@ describe("layering", () => {
       gateway: { enabled: false, host: "0.0.0.0", port: 0, authToken: "gw" },
       cli: { enabled: false },
       http: { enabled: true, host: "127.0.0.1", port: 9090, webhookSecret: "s", callbackAllowHosts: ["nas.lan", "10.0.0.0/8"] },
-      responses: { revision: "A", rateLimit: 0 },
+      responses: { revision: "A", rateLimit: 0, turnTimeoutS: 300 },
       agent: { maxSteps: 5, turnTimeoutS: 90, shutdownGraceMs: 250 },
       mcp: { startWaitMs: 2500 },
       log: { format: "json", level: "warn" },
@@ -211,6 +214,23 @@ describe("layering", () => {
     const paths = home();
     for (const v of ["1", "true", "TRUE", "yes", "on"]) expect(loadConfig(paths, { HTTP_ENABLED: v, HTTP_WEBHOOK_SECRET: "s" }).http.enabled).toBe(true);
     for (const v of ["0", "false", "no", "off", "False"]) expect(loadConfig(paths, { GATEWAY_ENABLED: v }).gateway.enabled).toBe(false);
+  });
+
+  test("whether any layer set the context window is kept: config.json, the environment, a flag", () => {
+    expect(loadConfig(home({ llm: { contextWindow: 4096 } }), {}).llm.contextWindow).toBe(4096);
+    expect(loadConfig(home({ llm: { contextWindow: 4096 } }), { LLM_CONTEXT_WINDOW: "8192" }).llm.contextWindow).toBe(8192);
+    expect(loadConfig(home(), {}, { llm: { contextWindow: 2048 } }).llm.contextWindow).toBe(2048);
+    expect(loadConfig(home(), { LLM_CONTEXT_WINDOW: "" }).llm.contextWindow).toBeUndefined();
+  });
+
+  test("responses.turnTimeoutS: config.json, RESPONSES_TURN_TIMEOUT_S over it; unset, the revision's", () => {
+    expect(loadConfig(home({ responses: { turnTimeoutS: 300 } }), {}).responses.turnTimeoutS).toBe(300);
+    expect(loadConfig(home({ responses: { turnTimeoutS: 300 } }), { RESPONSES_TURN_TIMEOUT_S: "900" }).responses.turnTimeoutS).toBe(900);
+    const unset = loadConfig(home(), {}).responses;
+    expect(unset.turnTimeoutS).toBeUndefined();
+    expect(responsesTurnTimeoutMs(unset)).toBe(30_000);
+    expect(responsesTurnTimeoutMs({ ...unset, revision: "A" })).toBe(120_000);
+    expect(responsesTurnTimeoutMs({ ...unset, revision: "A", turnTimeoutS: 600 })).toBe(600_000);
   });
 
   test("unknown sections and keys in config.json are ignored", () => {
@@ -253,6 +273,8 @@ describe("invalid configuration → ConfigError with a clear message", () => {
       { HTTP_PORT: "80x" },
       { RESPONSES_RATE_LIMIT: "lots" },
       { RESPONSES_RATE_LIMIT: "1.5" },
+      { RESPONSES_TURN_TIMEOUT_S: "slow" },
+      { LLM_CONTEXT_WINDOW: "8k" },
       { AGENT_MAX_STEPS: "many" },
       { GATEWAY_ENABLED: "maybe" },
       { HTTP_ENABLED: "sure" },
@@ -272,6 +294,8 @@ describe("invalid configuration → ConfigError with a clear message", () => {
       [{ RESPONSES_RATE_LIMIT: "-1" }, "rateLimit"],
       [{ RESPONSES_API_REVISION: "C" }, "revision"],
       [{ AGENT_MAX_STEPS: "0" }, "maxSteps"],
+      [{ RESPONSES_TURN_TIMEOUT_S: "0" }, "turnTimeoutS"],
+      [{ LLM_CONTEXT_WINDOW: "512" }, "contextWindow"],
     ] as [Env, string][]) {
       const e = configError(() => loadConfig(home(), env));
       expect(e.message).toContain(fragment);

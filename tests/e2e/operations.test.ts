@@ -159,6 +159,7 @@ describe("an onboarded home, served", () => {
       "ok config",
       "ok database",
       "ok llm",
+      "warn context", // the scripted LLM does not say its window: 32768, and set LLM_CONTEXT_WINDOW
       "ok gateway port",
       "skip webhook port",
       "ok systemd",

@@ -106,6 +106,8 @@ export interface ScriptedOptions {
   countTokens?: (body: any) => number;
   /** Refuses a prompt counted longer than this, with OpenAI's `context_length_exceeded` (400). */
   contextWindow?: number;
+  /** Answers requests of its own first (a server's own API beside the OpenAI one: support/llm-servers.ts); undefined passes on. */
+  routes?: (req: Request, url: URL, body: any) => Response | undefined | Promise<Response | undefined>;
 }
 
 /** A count that tests can wait on (readiness, not a sleep). */
@@ -330,6 +332,8 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
         return json(errorBody("Incorrect API key provided", "invalid_request_error", "invalid_api_key"), 401);
       }
       if (badJson) return json(errorBody("Request body is not valid JSON", "invalid_request_error", null), 400);
+      const own = await opts.routes?.(req, new URL(req.url), body);
+      if (own) return own;
       // the last chat request as it came (the benchmark replays it to time the LLM alone)
       if (req.method === "GET" && path === "/v1/_last_chat") return json(lastChatBody ?? null);
       if (req.method === "GET" && path === "/v1/models") {
