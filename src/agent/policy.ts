@@ -1,13 +1,26 @@
 import type { ApprovalPolicy, Config } from "../config/schema";
 import type { Db } from "../store/db";
 import { setUserPolicy, userPolicies } from "../store/policies";
+import { TOOL_SEARCH } from "../tools/builtin/tool-search";
+import { couldMatchPrefix, matchesPattern, mostSpecific } from "../tools/patterns";
+
+const STRICTNESS: Record<ApprovalPolicy, number> = { auto: 0, ask: 1, deny: 2 };
+const stricter = (a: ApprovalPolicy, b: ApprovalPolicy) => (STRICTNESS[b] > STRICTNESS[a] ? b : a);
+
+/**
+ * The operator's policy of a tool from `tools.approval`, whose keys are names or `*` globs:
+ * the exact name wins, then the longest glob; of two globs as long, the stricter policy.
+ */
+export const operatorPolicy = (approval: Config["tools"]["approval"]) => mostSpecific(approval, stricter);
 
 /**
  * The approval policy of a tool for a user: the operator's `deny` always wins; otherwise the
  * user's own "always allow" overrides the configured `ask`; tools with no policy run freely
- * unless their source asks otherwise (`defaults`, e.g. untrusted MCP servers).
+ * unless their source asks otherwise (`defaults`, e.g. untrusted MCP servers). `tool_search`
+ * runs nothing and names only tools the policy lets through: it needs no approval.
  */
 export function approvalPolicies(db: Db, config: Config, defaults: (tool: string) => ApprovalPolicy = () => "auto") {
+  const operator = operatorPolicy(config.tools.approval);
   // each user's own decisions, read once: they change only through allowAlways (and forget)
   const known = new Map<string, Promise<Record<string, ApprovalPolicy>>>();
   return {
@@ -19,9 +32,10 @@ export function approvalPolicies(db: Db, config: Config, defaults: (tool: string
       }
       const mine = await read;
       return (tool) => {
-        const operator = config.tools.approval[tool];
-        if (operator === "deny") return "deny";
-        return mine[tool] ?? operator ?? defaults(tool);
+        if (tool === TOOL_SEARCH) return "auto";
+        const set = operator(tool);
+        if (set === "deny") return "deny";
+        return mine[tool] ?? set ?? defaults(tool);
       };
     },
     async allowAlways(userId: string, tool: string): Promise<void> {
@@ -33,3 +47,29 @@ export function approvalPolicies(db: Db, config: Config, defaults: (tool: string
     forget: (userId: string) => void known.delete(userId),
   };
 }
+
+/** Where the tools a pattern may name come from: each MCP server's prefix, and when it has listed its tools. */
+export interface ToolSources {
+  /** The names registered now (built-in, extension, and MCP tools listed so far). */
+  names(): string[];
+  servers: { prefix: string; listed: Promise<void> }[];
+}
+
+/**
+ * Warns once of each `tools.approval` pattern that matches no tool: at once when it cannot name
+ * an MCP server's tool, else once every server it could name has listed its tools (a server
+ * that never comes up leaves it unjudged).
+ */
+export async function warnUnmatchedApproval(approval: Config["tools"]["approval"], sources: ToolSources, warn: (message: string) => void): Promise<void> {
+  await Promise.all(
+    Object.keys(approval).map(async (pattern) => {
+      const matches = () => sources.names().some((n) => matchesPattern(pattern, n));
+      if (matches()) return;
+      await Promise.all(sources.servers.filter((s) => couldMatchPrefix(pattern, s.prefix)).map((s) => s.listed));
+      if (!matches()) warn(unmatchedApprovalMessage(pattern));
+    }),
+  );
+}
+
+export const unmatchedApprovalMessage = (pattern: string) =>
+  `tools.approval: "${pattern}" matches no tool (its rule has no effect; MCP tools are named mcp__<server>__<tool>)`;

@@ -4,6 +4,15 @@ export interface ToolContext {
   userId: string;
   threadId: string;
   signal: AbortSignal;
+  /** The turn's tools, for tool_search: what it finds is offered in the model's next step. */
+  tools?: ToolFinder;
+}
+
+/** Finds the tools of a turn by what they do; the ones found join what the model is offered. */
+export interface ToolFinder {
+  find(query: string, limit: number): { name: string; description: string }[];
+  /** How many tools there are to find. */
+  readonly count: number;
 }
 
 /** A built-in, extension or MCP tool: a value with a schema and an `execute`. */
