@@ -48,7 +48,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
   const { llm, tools, external, ctx, produced, safety } = input;
   const externalNames = new Set(external.map((t) => t.name));
   // what each step offers: tools the policy denies never, all of them or on demand (tool_search)
-  const offer = new ToolOffer({ registry: tools, external, policy: input.policy, window: input.context.budget.window });
+  const offer = new ToolOffer({ registry: tools, external, policy: input.policy, budget: input.context.budget });
   const toolCtx = { ...ctx, tools: offer };
   let pending = input.pending;
 

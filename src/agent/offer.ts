@@ -1,33 +1,34 @@
 import type { ApprovalPolicy } from "../config/schema";
+import type { ContextBudget } from "../context/budget";
 import { rawToolTokens } from "../context/estimate";
 import type { ConversationItem } from "../conversation/items";
 import type { ToolSpec } from "../llm/types";
 import { TOOL_SEARCH, toolSearchTool } from "../tools/builtin/tool-search";
 import { rankTools } from "../tools/rank";
 import type { ToolRegistry } from "../tools/registry";
-import type { ToolFinder } from "../tools/tool";
-
-/** The tools may take this share of the context window before they are offered on demand. */
-const TOOLS_SHARE = 1 / 4;
+import type { Found, ToolFinder } from "../tools/tool";
 
 export interface OfferInput {
   registry: ToolRegistry;
   /** The caller's tools (Responses API): always offered, and counted. */
   external: ToolSpec[];
   policy: (tool: string) => ApprovalPolicy;
-  /** The model's context window, in tokens. */
-  window: number;
+  /** The context window, and what a request's prompt may take of it. */
+  budget: Pick<ContextBudget, "window" | "prompt">;
 }
 
 /**
- * What a turn's model steps are offered. Every tool the user's policy does not deny, while
- * they take at most a quarter of the context window (the project's own estimate); past that
- * the service's tools are offered on demand: `tool_search`, the tools it found and the tools
- * called in this turn (newest first, within that quarter), beside the caller's tools.
+ * What a turn's model steps are offered: every tool the user's policy does not deny, while
+ * they take at most a quarter of the context window (the project's own estimate). Past that
+ * the service's tools are offered on demand, within a quarter of what a prompt may take:
+ * `tool_search`, the tools its latest search found, then the tools called in this turn
+ * (newest first), beside the caller's tools, which are always offered.
  */
 export class ToolOffer implements ToolFinder {
-  /** Names found or called in this turn, the newest last. */
-  readonly #found = new Set<string>();
+  /** What the latest search found (and could offer), best first. */
+  #found: string[] = [];
+  /** Tools called in this turn, newest last. */
+  readonly #called = new Set<string>();
   /** How many of the turn's items were looked at for calls. */
   #seen = 0;
 
@@ -45,47 +46,52 @@ export class ToolOffer implements ToolFinder {
   /** The tools of the next model step, given the turn's items so far. */
   specs(produced: readonly ConversationItem[] = []): ToolSpec[] {
     const catalog = this.#catalog();
-    const budget = Math.floor(this.o.window * TOOLS_SHARE);
-    if (rawToolTokens(catalog) + rawToolTokens(this.o.external) <= budget) return [...catalog, ...this.o.external];
-    for (const item of produced.slice(this.#seen)) if (item.type === "function_call") this.#note(item.name);
+    if (rawToolTokens(catalog) + rawToolTokens(this.o.external) <= this.o.budget.window / 4) return [...catalog, ...this.o.external];
+    for (const item of produced.slice(this.#seen)) {
+      if (item.type !== "function_call") continue;
+      this.#called.delete(item.name);
+      this.#called.add(item.name);
+    }
     this.#seen = produced.length;
     const search = searchSpec(catalog);
-    let room = budget - rawToolTokens([search, ...this.o.external]);
     const byName = new Map(catalog.map((t) => [t.name, t]));
-    const picked: ToolSpec[] = [];
-    for (const name of [...this.#found].reverse()) {
-      const spec = byName.get(name);
-      if (!spec) continue;
-      const cost = rawToolTokens([spec]);
-      // the newest one is offered even when it alone takes more
-      if (picked.length && cost > room) continue;
-      picked.push(spec);
-      room -= cost;
-    }
-    return [search, ...picked.reverse(), ...this.o.external];
+    const wanted = [...new Set([...this.#found, ...[...this.#called].reverse()])].flatMap((n) => byName.get(n) ?? []);
+    return [search, ...fit(wanted, this.#room(search)), ...this.o.external];
   }
 
-  find(query: string, limit: number): ToolSpec[] {
-    const found = rankTools(this.#catalog(), query, limit);
-    // the best match becomes the newest, the last to give way when room runs out
-    for (const t of found.toReversed()) this.#note(t.name);
-    return found;
+  find(query: string, limit: number): Found {
+    const catalog = this.#catalog();
+    const ranked = rankTools(catalog, query, limit);
+    const offered = fit(ranked, this.#room(searchSpec(catalog)));
+    this.#found = offered.map((t) => t.name);
+    return { offered, more: ranked.filter((t) => !offered.includes(t)).map((t) => t.name) };
   }
 
-  #note(name: string): void {
-    this.#found.delete(name);
-    this.#found.add(name);
+  /** Raw tokens left for found and called tools beside tool_search and the caller's tools. */
+  #room(search: ToolSpec): number {
+    return Math.floor(this.o.budget.prompt / 4) - rawToolTokens([search, ...this.o.external]);
   }
+}
+
+/** The tools, in order, that fit in `room` raw tokens; the first one always does. */
+function fit(tools: ToolSpec[], room: number): ToolSpec[] {
+  const out: ToolSpec[] = [];
+  for (const t of tools) {
+    const cost = rawToolTokens([t]);
+    if (out.length && cost > room) continue;
+    out.push(t);
+    room -= cost;
+  }
+  return out;
 }
 
 /** tool_search as offered: its description ends with the families of tools there are to find. */
 function searchSpec(catalog: ToolSpec[]): ToolSpec {
-  const tool = toolSearchTool;
   const families = [...new Set(catalog.map((t) => family(t.name)))];
   return {
-    name: tool.name,
-    description: `${tool.description}\nTools there are: ${families.join(", ")}.`,
-    parameters: tool.parameters as unknown as Record<string, unknown>,
+    name: toolSearchTool.name,
+    description: `${toolSearchTool.description}\nTools there are: ${families.join(", ")}.`,
+    parameters: toolSearchTool.parameters as unknown as Record<string, unknown>,
   };
 }
 

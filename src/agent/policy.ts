@@ -35,7 +35,7 @@ export function approvalPolicies(db: Db, config: Config, defaults: (tool: string
         if (tool === TOOL_SEARCH) return "auto";
         const set = operator(tool);
         if (set === "deny") return "deny";
-        return mine[tool] ?? set ?? defaults(tool);
+        return (Object.hasOwn(mine, tool) ? mine[tool] : undefined) ?? set ?? defaults(tool);
       };
     },
     async allowAlways(userId: string, tool: string): Promise<void> {

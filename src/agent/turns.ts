@@ -237,7 +237,7 @@ export class Agent {
       },
     );
     const input = [...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, ...o })), ...req.messages].map(storedItem);
-    const offer = new ToolOffer({ registry: deps.tools, external: req.externalTools ?? threadTools ?? [], policy, window: context.budget.window });
+    const offer = new ToolOffer({ registry: deps.tools, external: req.externalTools ?? threadTools ?? [], policy, budget: context.budget });
     context.checkInput(input, offer.specs());
     return { context, input, policy };
   }

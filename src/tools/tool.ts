@@ -8,11 +8,17 @@ export interface ToolContext {
   tools?: ToolFinder;
 }
 
-/** Finds the tools of a turn by what they do; the ones found join what the model is offered. */
+/** Finds the tools of a turn by what they do; the ones found are offered in the model's next step. */
 export interface ToolFinder {
-  find(query: string, limit: number): { name: string; description: string }[];
+  /** The best matches, at most `limit`: those offered from now on, and the names of those there was no room for. */
+  find(query: string, limit: number): Found;
   /** How many tools there are to find. */
   readonly count: number;
+}
+
+export interface Found {
+  offered: { name: string; description: string }[];
+  more: string[];
 }
 
 /** A built-in, extension or MCP tool: a value with a schema and an `execute`. */

@@ -27,11 +27,12 @@ export const toolSearchTool = defineTool({
   }),
   execute: async ({ query, limit }, ctx) => {
     if (!ctx.tools) throw new Error("there are no tools to search in this context");
-    const found = ctx.tools.find(query, limit ?? DEFAULT_LIMIT);
-    if (!found.length) {
+    const { offered, more } = ctx.tools.find(query, limit ?? DEFAULT_LIMIT);
+    if (!offered.length) {
       return `No tool matches "${query}". There are ${ctx.tools.count} tools: search again with other words for what you want to do.`;
     }
-    const lines = found.map((t) => `- ${t.name}: ${short(t.description)}`);
-    return `Found ${found.length} tool${found.length === 1 ? "" : "s"}, offered to you from your next step on; call the one you need by its name:\n${lines.join("\n")}`;
+    const lines = offered.map((t) => `- ${t.name}: ${short(t.description)}`);
+    const also = more.length ? `\nAlso matching, not offered for lack of room (search for one by its name to have it offered): ${more.join(", ")}` : "";
+    return `Offered to you from your next step on; call the one you need by its name:\n${lines.join("\n")}${also}`;
   },
 });
