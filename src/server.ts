@@ -98,7 +98,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const mcp = new McpManager(config.mcpServers, tools, log);
   await extensions.load();
   const policies = approvalPolicies(database.db, config, mcp.defaultPolicy);
-  void warnUnmatchedApproval(config.tools.approval, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
+  void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
   const agent = new Agent({
     db: database.db,
     llm,

@@ -2,16 +2,26 @@ import type { ApprovalPolicy, Config } from "../config/schema";
 import type { Db } from "../store/db";
 import { setUserPolicy, userPolicies } from "../store/policies";
 import { TOOL_SEARCH } from "../tools/builtin/tool-search";
-import { couldMatchPrefix, matchesPattern, mostSpecific } from "../tools/patterns";
+import { couldMatchPrefix, matchesAny, matchesPattern, mostSpecific } from "../tools/patterns";
 
 const STRICTNESS: Record<ApprovalPolicy, number> = { auto: 0, ask: 1, deny: 2 };
 const stricter = (a: ApprovalPolicy, b: ApprovalPolicy) => (STRICTNESS[b] > STRICTNESS[a] ? b : a);
 
 /**
- * The operator's policy of a tool from `tools.approval`, whose keys are names or `*` globs:
- * the exact name wins, then the longest glob; of two globs as long, the stricter policy.
+ * The operator's policy of a tool: from `tools.approval`, whose keys are names or `*` globs
+ * (the exact name wins, then the longest glob; of two globs as long, the stricter policy),
+ * made `ask` by a pattern of `tools.ask` (TOOLS_ASK) unless it is `deny`.
  */
-export const operatorPolicy = (approval: Config["tools"]["approval"]) => mostSpecific(approval, stricter);
+export function operatorPolicy(tools: Pick<Config["tools"], "approval" | "ask">): (tool: string) => ApprovalPolicy | undefined {
+  const rule = mostSpecific(tools.approval, stricter);
+  return (tool) => {
+    const set = rule(tool);
+    return set !== "deny" && matchesAny(tools.ask, tool) ? "ask" : set;
+  };
+}
+
+/** Every pattern of the operator's tool rules: `tools.approval`'s keys and `tools.ask`. */
+export const approvalPatterns = (tools: Pick<Config["tools"], "approval" | "ask">) => [...new Set([...Object.keys(tools.approval), ...tools.ask])];
 
 /**
  * The approval policy of a tool for a user: the operator's `deny` always wins; otherwise the
@@ -20,7 +30,7 @@ export const operatorPolicy = (approval: Config["tools"]["approval"]) => mostSpe
  * runs nothing and names only tools the policy lets through: it needs no approval.
  */
 export function approvalPolicies(db: Db, config: Config, defaults: (tool: string) => ApprovalPolicy = () => "auto") {
-  const operator = operatorPolicy(config.tools.approval);
+  const operator = operatorPolicy(config.tools);
   // each user's own decisions, read once: they change only through allowAlways (and forget)
   const known = new Map<string, Promise<Record<string, ApprovalPolicy>>>();
   return {
@@ -56,13 +66,13 @@ export interface ToolSources {
 }
 
 /**
- * Warns once of each `tools.approval` pattern that matches no tool: at once when it cannot name
- * an MCP server's tool, else once every server it could name has listed its tools (a server
- * that never comes up leaves it unjudged).
+ * Warns once of each pattern of `tools.approval` and `tools.ask` that matches no tool: at once
+ * when it cannot name an MCP server's tool, else once every server it could name has listed
+ * its tools (a server that never comes up leaves it unjudged).
  */
-export async function warnUnmatchedApproval(approval: Config["tools"]["approval"], sources: ToolSources, warn: (message: string) => void): Promise<void> {
+export async function warnUnmatchedApproval(tools: Pick<Config["tools"], "approval" | "ask">, sources: ToolSources, warn: (message: string) => void): Promise<void> {
   await Promise.all(
-    Object.keys(approval).map(async (pattern) => {
+    approvalPatterns(tools).map(async (pattern) => {
       const matches = () => sources.names().some((n) => matchesPattern(pattern, n));
       if (matches()) return;
       await Promise.all(sources.servers.filter((s) => couldMatchPrefix(pattern, s.prefix)).map((s) => s.listed));
@@ -72,4 +82,4 @@ export async function warnUnmatchedApproval(approval: Config["tools"]["approval"
 }
 
 export const unmatchedApprovalMessage = (pattern: string) =>
-  `tools.approval: "${pattern}" matches no tool (its rule has no effect; MCP tools are named mcp__<server>__<tool>)`;
+  `tool approval rule "${pattern}" matches no tool (it has no effect; MCP tools are named mcp__<server>__<tool>)`;

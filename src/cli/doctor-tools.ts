@@ -5,7 +5,7 @@ import { couldMatchPrefix, matchesPattern } from "../tools/patterns";
 import type { McpServerConfig } from "../config/mcp";
 import type { Paths } from "../config/load";
 import type { Config } from "../config/schema";
-import { unmatchedApprovalMessage } from "../agent/policy";
+import { approvalPatterns, unmatchedApprovalMessage } from "../agent/policy";
 import { extensionToolName } from "../extensions/manifest";
 import { listInstalled } from "../extensions/installed";
 import { loadConnection, offeredBy, toolListProblems } from "../mcp/manager";
@@ -49,7 +49,7 @@ async function listTools(name: string, server: McpServerConfig): Promise<{ tools
 /** One line for every tool pattern of config.json: a failure names those that match no tool. */
 function ruleCheck(config: Config, paths: Paths, listed: Map<string, string[]>): Check | undefined {
   const what = "tool rules";
-  const patterns = Object.keys(config.tools.approval);
+  const patterns = approvalPatterns(config.tools);
   const problems: string[] = [];
   let count = patterns.length;
   for (const [name, tools] of listed) {

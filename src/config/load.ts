@@ -124,7 +124,7 @@ export function envLayer(env: Env): ConfigLayer {
     log: { format: logFormat(env.LOG_FORMAT), level: logLevel(env.LOG_LEVEL) },
     memory: { embeddingModel: str(env.LLM_EMBEDDING_MODEL) },
     tools: {
-      approval: Object.fromEntries(list(env.TOOLS_ASK)?.map((n) => [n, "ask" as const]) ?? []),
+      ask: list(env.TOOLS_ASK),
       web: {
         allowPrivate: bool(env.WEB_FETCH_ALLOW_PRIVATE, "WEB_FETCH_ALLOW_PRIVATE"),
         allowHosts: list(env.WEB_FETCH_ALLOW_HOSTS),
@@ -138,18 +138,12 @@ export function envLayer(env: Env): ConfigLayer {
 export function mergeLayers(...layers: ConfigLayer[]): Config {
   const out = structuredClone(DEFAULTS) as Record<string, unknown>;
   for (const layer of layers) {
-    const denied = denials(out as unknown as Config);
     for (const [section, values] of Object.entries(layer ?? {})) {
       if (section in out && isPlainObject(values)) deepMerge(out[section] as Record<string, unknown>, values);
     }
-    // TOOLS_ASK adds `ask`: a later layer never lifts an earlier `deny` of the same pattern
-    const approval = (out as unknown as Config).tools.approval;
-    if (isPlainObject(approval)) for (const pattern of denied) approval[pattern] = "deny";
   }
   return out as unknown as Config;
 }
-
-const denials = (c: Config) => (isPlainObject(c.tools?.approval) ? Object.keys(c.tools.approval).filter((k) => c.tools.approval[k] === "deny") : []);
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 

@@ -38,14 +38,17 @@ describe("matchesPattern", () => {
 
 describe("tools.approval: the most specific pattern wins", () => {
   const policy = operatorPolicy({
-    "*": "ask",
-    "mcp__fs__*": "deny",
-    "mcp__fs__read_*": "auto",
-    mcp__fs__read_secret: "deny",
-    "file_*": "auto",
-    // two globs as long: the stricter one wins, whatever the order
-    "x_*_a": "auto",
-    "x_b_*": "deny",
+    approval: {
+      "*": "ask",
+      "mcp__fs__*": "deny",
+      "mcp__fs__read_*": "auto",
+      mcp__fs__read_secret: "deny",
+      "file_*": "auto",
+      // two globs as long: the stricter one wins, whatever the order
+      "x_*_a": "auto",
+      "x_b_*": "deny",
+    },
+    ask: [],
   });
 
   test("exact name, then the longest glob", () => {
@@ -58,11 +61,21 @@ describe("tools.approval: the most specific pattern wins", () => {
   });
 
   test("no rule, no policy", () => {
-    expect(operatorPolicy({ "file_*": "ask" })("web_fetch")).toBeUndefined();
-    expect(operatorPolicy({})("web_fetch")).toBeUndefined();
+    expect(operatorPolicy({ approval: { "file_*": "ask" }, ask: [] })("web_fetch")).toBeUndefined();
+    expect(operatorPolicy({ approval: {}, ask: [] })("web_fetch")).toBeUndefined();
   });
 
   test("a tool named like an Object method is not found on the prototype", () => {
-    expect(operatorPolicy({})("constructor")).toBeUndefined();
+    expect(operatorPolicy({ approval: {}, ask: [] })("constructor")).toBeUndefined();
+  });
+
+  test("tools.ask (TOOLS_ASK) makes a tool ask, whatever approval says, but never lifts a deny", () => {
+    const p = operatorPolicy({ approval: { "file_*": "deny", file_read: "auto", "*": "auto" }, ask: ["file_write", "file_read", "mcp__*", "web_fetch"] });
+    expect(p("file_write")).toBe("deny");
+    expect(p("file_read")).toBe("ask");
+    expect(p("mcp__fs__write_file")).toBe("ask");
+    expect(p("web_fetch")).toBe("ask");
+    expect(p("memory_read")).toBe("auto");
+    expect(operatorPolicy({ approval: {}, ask: ["web_*"] })("web_fetch")).toBe("ask");
   });
 });
