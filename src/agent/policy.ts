@@ -82,4 +82,4 @@ export async function warnUnmatchedApproval(tools: Pick<Config["tools"], "approv
 }
 
 export const unmatchedApprovalMessage = (pattern: string) =>
-  `tool approval rule "${pattern}" matches no tool (it has no effect; MCP tools are named mcp__<server>__<tool>)`;
+  `tool approval rule "${pattern}" matches no tool, so it has no effect (MCP tools are named mcp__<server>__<tool>)`;

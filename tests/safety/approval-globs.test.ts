@@ -73,7 +73,7 @@ describe("tools.approval with globs", () => {
 
   test("a pattern that matches no tool is a warning at start; the others are not", () => {
     expect(warnings(t).filter((w) => w.startsWith("tool approval rule"))).toEqual([
-      'tool approval rule "nothing_*" matches no tool (it has no effect; MCP tools are named mcp__<server>__<tool>)',
+      'tool approval rule "nothing_*" matches no tool, so it has no effect (MCP tools are named mcp__<server>__<tool>)',
     ]);
   });
 });
