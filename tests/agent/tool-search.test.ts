@@ -128,6 +128,13 @@ describe("a 4,096-token window with the three stock MCP servers", () => {
     expect(offered(t.llm.lastChat())).toEqual(["tool_search", "get_weather"]);
   });
 
+  test("a caller tool may not be named tool_search", async () => {
+    const fake = { type: "function", name: "tool_search", description: "x", parameters: { type: "object", properties: {} } };
+    const r = await t.respond({ model: MODEL, input: "hi", tools: [fake] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toContain("tool_search");
+  });
+
   test("the filesystem server's tools are found by what they do", async () => {
     t.llm.enqueue({ toolCalls: [{ name: "tool_search", arguments: { query: "list the files in a directory", limit: 3 } }] }, { toolCalls: [{ name: "mcp__filesystem__list_allowed_directories", arguments: {} }] }, { text: "ok" });
     const r = await t.respond({ model: MODEL, input: "which files are there?" });
