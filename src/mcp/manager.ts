@@ -20,6 +20,7 @@ export class McpManager {
   readonly #tools = new Map<string, { server: string; tool: string }>();
   /** Per configured server, settled once it has listed its tools (never, for a disabled one). */
   readonly #listed = new Map<string, PromiseWithResolvers<void>>();
+  /** The servers that have listed their tools once (their patterns were checked then). */
   readonly #checked = new Set<string>();
 
   constructor(
