@@ -18,7 +18,7 @@ import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
 import { builtinTools } from "./tools/builtin";
 import { createSafety } from "./safety";
-import { approvalPolicies } from "./agent/policy";
+import { approvalPolicies, warnUnmatchedApproval } from "./agent/policy";
 import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
@@ -102,6 +102,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const mcp = new McpManager(config.mcpServers, tools, log);
   await extensions.load();
   const policies = approvalPolicies(database.db, config, mcp.defaultPolicy);
+  void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
   const agent = new Agent({
     db: database.db,
     llm,

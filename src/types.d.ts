@@ -7,3 +7,8 @@ declare module "*.md" {
   const text: string;
   export default text;
 }
+
+declare module "*.txt" {
+  const text: string;
+  export default text;
+}

@@ -8,13 +8,14 @@ import type { ToolRegistry } from "../tools/registry";
 import type { ToolContext } from "../tools/tool";
 import { callId, itemId } from "../conversation/ids";
 import type { ConversationItem, ExternalTool, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "../conversation/items";
+import { ToolOffer } from "./offer";
 
 export interface LoopInput {
   llm: Llm;
   tools: ToolRegistry;
   external: ExternalTool[];
   /** The thread before this turn: it builds each step's messages within the context budget. */
-  context: Pick<ThreadContext, "step" | "observe" | "overflowed">;
+  context: Pick<ThreadContext, "step" | "observe" | "overflowed" | "budget">;
   /** Calls of a paused assistant step still to be handled before the model runs again. */
   pending: PendingCall[];
   maxSteps: number;
@@ -26,7 +27,7 @@ export interface LoopInput {
   /** Items this turn produces are appended here as they finish, so a failure keeps them. */
   produced: ConversationItem[];
   safety: Safety;
-  /** The approval policy of a built-in tool for this user. */
+  /** The approval policy of a tool for this user: a denied one is neither offered nor run. */
   policy: (toolName: string) => ApprovalPolicy;
   /** A call the user decided on (resuming an approval gate). */
   decision?: { callId: string; approve: boolean };
@@ -46,7 +47,9 @@ export type LoopOutcome =
 export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, LoopOutcome> {
   const { llm, tools, external, ctx, produced, safety } = input;
   const externalNames = new Set(external.map((t) => t.name));
-  const toolSpecs = [...tools.specs(), ...external];
+  // what each step offers: tools the policy denies never, all of them or on demand (tool_search)
+  const offer = new ToolOffer({ registry: tools, external, policy: input.policy, budget: input.context.budget });
+  const toolCtx = { ...ctx, tools: offer };
   let pending = input.pending;
 
   for (let step = 0; ; step++) {
@@ -80,7 +83,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
           ? { output: `Error: the user denied this call of ${call.name}.`, isError: true }
           : policy === "deny"
             ? { output: `Error: ${call.name} is disabled by the operator's policy.`, isError: true }
-            : await tools.run(call.name, call.arguments, ctx);
+            : await tools.run(call.name, call.arguments, toolCtx);
       const text = safety.toolOutput(call.name, safety.redact(result.output));
       const output: FunctionCallOutputItem = { type: "function_call_output", id: itemId(), call_id: call.call_id, output: text };
       produced.push(output);
@@ -91,6 +94,7 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
     if (step >= input.maxSteps) {
       throw new TurnError("max_steps", `The agent stopped after ${input.maxSteps} model steps without an answer.`);
     }
+    const toolSpecs = offer.specs(produced);
     const prepared = await input.context.step(produced, toolSpecs, ctx.signal);
     if (prepared.compacted) yield { type: "context.compacted", item: prepared.compacted };
     if (prepared.usage.inputTokens || prepared.usage.outputTokens) yield { type: "usage", ...prepared.usage };

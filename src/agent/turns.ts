@@ -21,6 +21,7 @@ import { newUuid, responseId } from "../conversation/ids";
 import type { ConversationItem } from "../conversation/items";
 import type { AgentEvent } from "./events";
 import { agentLoop } from "./loop";
+import { ToolOffer } from "./offer";
 import { systemPrompt } from "./prompt";
 import type { IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
@@ -236,7 +237,8 @@ export class Agent {
       },
     );
     const input = [...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, ...o })), ...req.messages].map(storedItem);
-    context.checkInput(input, [...deps.tools.specs(), ...(req.externalTools ?? threadTools ?? [])]);
+    const offer = new ToolOffer({ registry: deps.tools, external: req.externalTools ?? threadTools ?? [], policy, budget: context.budget });
+    context.checkInput(input, offer.specs());
     return { context, input, policy };
   }
 

@@ -125,7 +125,7 @@ export function envLayer(env: Env): ConfigLayer {
     log: { format: logFormat(env.LOG_FORMAT), level: logLevel(env.LOG_LEVEL) },
     memory: { embeddingModel: str(env.LLM_EMBEDDING_MODEL) },
     tools: {
-      approval: Object.fromEntries(list(env.TOOLS_ASK)?.map((n) => [n, "ask" as const]) ?? []),
+      ask: list(env.TOOLS_ASK),
       web: {
         allowPrivate: bool(env.WEB_FETCH_ALLOW_PRIVATE, "WEB_FETCH_ALLOW_PRIVATE"),
         allowHosts: list(env.WEB_FETCH_ALLOW_HOSTS),

@@ -7,6 +7,10 @@ const common = {
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Keeps the entry in config.json without starting the server. */
   disabled: Type.Optional(Type.Boolean()),
+  /** Only these of the server's tools (its own names, `*` globs) are registered; all when absent. */
+  tools: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+  /** None of these of the server's tools (its own names, `*` globs) is registered. */
+  excludeTools: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 };
 
 /** A server the service starts as a child process and talks to over stdin/stdout. */
@@ -29,7 +33,8 @@ export const McpHttpServer = Type.Object({
 
 /** The `mcpServers` entries of config.json, in the format other MCP clients use. */
 export const McpServers = Type.Record(Type.String({ minLength: 1 }), Type.Union([McpStdioServer, McpHttpServer]), {
-  description: "MCP servers by name: `{command, args, env, cwd}` (stdio) or `{url, headers}` (Streamable HTTP); see MCP servers (config.json only)",
+  description:
+    "MCP servers by name: `{command, args, env, cwd}` (stdio) or `{url, headers}` (Streamable HTTP), with `trusted`, `timeoutMs`, `disabled`, `tools` and `excludeTools`; see MCP servers (config.json only)",
 });
 export type McpServerConfig = Static<typeof McpStdioServer> | Static<typeof McpHttpServer>;
 
@@ -70,6 +75,15 @@ export function mcpServersProblem(servers: unknown): string | undefined {
     }
     if (s.trusted !== undefined && typeof s.trusted !== "boolean") return `${at}.trusted must be true or false`;
     if (s.disabled !== undefined && typeof s.disabled !== "boolean") return `${at}.disabled must be true or false`;
+    if ("includeTools" in s) return `${at}.includeTools: the allow list is called "tools" here`;
+    for (const key of ["tools", "excludeTools"] as const) {
+      const list = s[key];
+      if (list === undefined) continue;
+      if (!Array.isArray(list) || list.some((p) => typeof p !== "string" || !p)) {
+        return `${at}.${key} must be an array of the server's tool names, where * matches any run of characters (["read_*", "list_directory"])`;
+      }
+      if (key === "tools" && !list.length) return `${at}.tools is empty, which would offer none of its tools: remove it to offer them all, or set "disabled": true`;
+    }
     if (s.timeoutMs !== undefined && !(Number.isInteger(s.timeoutMs) && (s.timeoutMs as number) >= 1)) {
       return `${at}.timeoutMs must be a positive integer (milliseconds)`;
     }

@@ -165,8 +165,12 @@ export const ConfigSchema = Type.Object({
   tools: Type.Object(
     {
       approval: Type.Record(Type.String(), ApprovalPolicy, {
+        description:
+          "approval policy per tool name or `*` glob (`mcp__fs__*`): `auto`, `ask` or `deny`; the most specific pattern wins (the exact name, then the longest glob); see Safety",
+      }),
+      ask: Type.Array(Type.String({ minLength: 1 }), {
         env: "TOOLS_ASK",
-        description: "approval policy per tool name: `auto`, `ask` or `deny`; `TOOLS_ASK=a,b` adds `ask` for those tools",
+        description: "tool names or `*` globs that ask for approval before they run, comma-separated; never lifts a `deny` of `approval`",
       }),
       web: Type.Object(
         {
@@ -200,7 +204,7 @@ export const DEFAULTS: Config = {
   mcp: { startWaitMs: 10_000 },
   log: { format: "pretty", level: "info" },
   memory: {},
-  tools: { approval: {}, web: { allowPrivate: false, allowHosts: [] } },
+  tools: { approval: {}, ask: [], web: { allowPrivate: false, allowHosts: [] } },
   mcpServers: {},
 };
 

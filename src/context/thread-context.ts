@@ -111,7 +111,8 @@ export class ThreadContext {
     let compacted: CompactionItem | undefined;
     for (;;) {
       const fixed = this.#fixed(tools);
-      const limit = Math.min(this.budget.prompt, this.#ceiling) - fixed;
+      // the calibration is learnt from requests of another mix (tools come and go with tool_search): 2 % to spare
+      const limit = Math.floor(Math.min(this.budget.prompt, this.#ceiling) * 0.98) - fixed;
       let cur = this.#sized(current);
       // 1. older turns' tool outputs (and call arguments) are trimmed first
       const history = trimOutputs(this.#sized(this.#history.map((p) => p.item)), limit - total(cur), this.#oldOutputTokens(), this.#size);

@@ -4,6 +4,7 @@ import type { McpConnection } from "../mcp/connection";
 import { loadConnection } from "../mcp/manager";
 import type { Db } from "../store/db";
 import { jsonSchema } from "../tools/json-schema";
+import type { Logger } from "../log";
 import type { ToolRegistry } from "../tools/registry";
 import type { Tool } from "../tools/tool";
 import { CredentialStore } from "./credentials";
@@ -56,7 +57,7 @@ export interface ExtensionManagerOptions {
   home: string;
   db: Db;
   registry: ToolRegistry;
-  log: (message: string) => void;
+  log: Logger;
   /** The web UI page that connects an extension (OAuth), for a gate of this thread. */
   connectUrl: (extension: string, threadId?: string) => string;
 }
@@ -295,6 +296,7 @@ export class ExtensionManager {
           ext.mcp!.toolCount = declared.length - missing.length;
         },
         log: (m) => this.o.log(`extension ${m.replace(/^mcp /, "")}`),
+        warn: (m) => this.o.log.warn(`extension ${m.replace(/^mcp /, "")}`),
       },
     );
     ext.mcp.start();

@@ -22,6 +22,8 @@ export interface ConnectionHooks {
   /** The server's tools, after every (re)connect and list change. */
   tools(tools: McpTool[]): void;
   log(message: string): void;
+  /** A failure: it could not start, went away, or its tools could not be refreshed (else `log`). */
+  warn?(message: string): void;
 }
 
 const message = (e: unknown) =>
@@ -147,7 +149,7 @@ export class McpConnection {
     this.#failures++;
     // a server that keeps failing the same way is logged less and less often
     if (reason !== this.error || (this.#failures & (this.#failures - 1)) === 0) {
-      this.hooks.log(`mcp ${this.name}: ${reason}; retrying in ${delay / 1000} s`);
+      this.#warn(`mcp ${this.name}: ${reason}; retrying in ${delay / 1000} s`);
     }
     this.state = state;
     this.error = reason;
@@ -160,8 +162,12 @@ export class McpConnection {
       const tools = await listAllTools(client, this.timeoutMs);
       if (generation === this.#generation && this.state === "ready") this.hooks.tools(tools);
     } catch (e) {
-      if (generation === this.#generation) this.hooks.log(`mcp ${this.name}: could not refresh its tools: ${message(e)}`);
+      if (generation === this.#generation) this.#warn(`mcp ${this.name}: could not refresh its tools: ${message(e)}`);
     }
+  }
+
+  #warn(message: string): void {
+    (this.hooks.warn ?? this.hooks.log)(message);
   }
 
   #startPing(generation: number, client: Client): void {

@@ -1,7 +1,9 @@
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/mcp";
 import type { ApprovalPolicy } from "../config/schema";
+import type { Logger } from "../log";
 import { jsonSchema } from "../tools/json-schema";
+import { matchesAny, unmatchedPatterns } from "../tools/patterns";
 import type { ToolRegistry } from "../tools/registry";
 import type { Tool } from "../tools/tool";
 import type { McpConnection } from "./connection";
@@ -16,16 +18,21 @@ export class McpManager {
   readonly #servers = new Map<string, McpConnection>();
   /** Agent tool name → the server and the server's own name for the tool. */
   readonly #tools = new Map<string, { server: string; tool: string }>();
+  /** Per configured server, settled once it has listed its tools (never, for a disabled one). */
+  readonly #listed = new Map<string, PromiseWithResolvers<void>>();
+  /** The servers that have listed their tools once (their patterns were checked then). */
+  readonly #checked = new Set<string>();
 
   constructor(
     servers: Record<string, McpServerConfig>,
     private readonly registry: ToolRegistry,
-    log: (message: string) => void,
+    private readonly log: Pick<Logger, "info" | "warn">,
   ) {
     for (const [name, config] of Object.entries(servers)) {
+      this.#listed.set(name, Promise.withResolvers());
       if (config.disabled) continue;
       const { McpConnection } = loadConnection();
-      this.#servers.set(name, new McpConnection(name, config, { tools: (tools) => this.#sync(name, tools), log }));
+      this.#servers.set(name, new McpConnection(name, config, { tools: (tools) => this.#sync(name, tools), log: log.info, warn: log.warn }));
       // caller tools may not take these names, even before the server is up
       registry.reservePrefix(mcpServerPrefix(name));
     }
@@ -57,14 +64,27 @@ export class McpManager {
     signal?.removeEventListener("abort", onAbort);
   }
 
+  /**
+   * Every configured server's tool name prefix, and a promise that settles once it has listed
+   * its tools (a disabled server's never does): what a pattern naming its tools waits for.
+   */
+  listings(): { prefix: string; listed: Promise<void> }[] {
+    return [...this.#listed].map(([name, p]) => ({ prefix: mcpServerPrefix(name), listed: p.promise }));
+  }
+
   status(): McpServerStatus[] {
     return [...this.#servers.values()].map((s) => s.status());
   }
 
-  /** The approval policy of a tool nobody set one for: MCP tools of untrusted servers ask. */
+  /**
+   * The approval policy of a tool nobody set one for: MCP tools of untrusted servers ask, also
+   * before their server has listed them. A name its server does not offer (not listed, or left
+   * out by `tools`/`excludeTools`) needs no approval: there is nothing to run.
+   */
   readonly defaultPolicy = (tool: string): ApprovalPolicy => {
-    const owner = this.#tools.get(tool)?.server ?? this.#serverByPrefix(tool);
-    if (!owner) return "auto";
+    const listed = this.#tools.get(tool)?.server;
+    const owner = listed ?? this.#serverByPrefix(tool);
+    if (!owner || (!listed && this.#checked.has(owner))) return "auto";
     return this.#servers.get(owner)?.trusted ? "auto" : "ask";
   };
 
@@ -80,9 +100,15 @@ export class McpManager {
 
   #sync(server: string, tools: McpTool[]): void {
     const connection = this.#servers.get(server)!;
+    // its patterns are checked against its first list
+    if (!this.#checked.has(server)) {
+      this.#checked.add(server);
+      for (const problem of toolListProblems(server, connection.config, tools.map((t) => t.name))) this.log.warn(problem);
+    }
+    const offers = offeredBy(connection.config);
     const mine = new Map<string, string>();
     for (const [agentName, owner] of this.#tools) if (owner.server === server) mine.set(owner.tool, agentName);
-    const listed = new Map(tools.map((t) => [t.name, t]));
+    const listed = new Map(tools.filter((t) => offers(t.name)).map((t) => [t.name, t]));
     for (const [tool, agentName] of mine) {
       if (listed.has(tool)) continue;
       this.registry.unregister(agentName);
@@ -99,7 +125,24 @@ export class McpManager {
       this.registry.register(agentTool(agentName, connection, tool));
     }
     connection.toolCount = listed.size;
+    this.#listed.get(server)!.resolve();
   }
+}
+
+/** Whether a server offers a tool of its own name, by its `tools` and `excludeTools`. */
+export function offeredBy(config: Pick<McpServerConfig, "tools" | "excludeTools">): (tool: string) => boolean {
+  const { tools: allow, excludeTools: exclude = [] } = config;
+  return (tool) => (!allow || matchesAny(allow, tool)) && !matchesAny(exclude, tool);
+}
+
+/** What is wrong with a server's `tools` and `excludeTools` given the tools it lists: patterns that match none. */
+export function toolListProblems(server: string, config: Pick<McpServerConfig, "tools" | "excludeTools">, listed: string[]): string[] {
+  const some = `${listed.slice(0, 6).join(", ")}${listed.length > 6 ? ", …" : ""}`;
+  return (["tools", "excludeTools"] as const).flatMap((key) =>
+    unmatchedPatterns(config[key] ?? [], listed).map(
+      (p) => `mcpServers.${server}.${key}: "${p}" matches none of the server's ${listed.length} tools${listed.length ? ` (${some})` : ""}`,
+    ),
+  );
 }
 
 function agentTool(name: string, server: McpConnection, tool: McpTool): Tool {

@@ -188,14 +188,16 @@ describe("layering", () => {
       mcp: { startWaitMs: 2500 },
       log: { format: "json", level: "warn" },
       memory: { embeddingModel: "emb" },
-      tools: { approval: { file_write: "ask", web_fetch: "ask" }, web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" } },
+      tools: { approval: {}, ask: ["file_write", "web_fetch"], web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" } },
       mcpServers: {},
     });
   });
 
-  test("TOOLS_ASK adds to the approval policies of config.json rather than replacing them", () => {
-    const paths = home({ tools: { approval: { file_delete: "deny" } } });
-    expect(loadConfig(paths, { TOOLS_ASK: "file_write" }).tools.approval).toEqual({ file_delete: "deny", file_write: "ask" });
+  test("TOOLS_ASK (tools.ask) sits beside the approval policies of config.json rather than replacing them", () => {
+    const paths = home({ tools: { approval: { file_delete: "deny", "mcp__fs__*": "deny" } } });
+    const tools = loadConfig(paths, { TOOLS_ASK: "file_write, mcp__fs__write*" }).tools;
+    expect(tools.approval).toEqual({ file_delete: "deny", "mcp__fs__*": "deny" });
+    expect(tools.ask).toEqual(["file_write", "mcp__fs__write*"]);
   });
 
   test("OPENAI_BASE_URL and OPENAI_API_KEY are fallbacks for LLM_BASE_URL and LLM_API_KEY", () => {

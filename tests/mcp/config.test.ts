@@ -39,6 +39,7 @@ describe("mcpServers", () => {
       git: { type: "stdio", command: "uvx", args: ["mcp-server-git"], trusted: true, timeoutMs: 5000, cwd: "/srv" },
       remote: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer x" } },
       typed: { type: "http", url: "http://127.0.0.1:9000/mcp", disabled: true },
+      trimmed: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], tools: ["get-*", "echo"], excludeTools: ["get-env"] },
     };
     expect(load(servers).mcpServers).toEqual(servers as any);
   });
@@ -57,6 +58,11 @@ describe("mcpServers", () => {
     [{ x: { command: "a", trusted: "yes" } }, "mcpServers.x.trusted must be true or false"],
     [{ x: { command: "a", timeoutMs: 0 } }, "mcpServers.x.timeoutMs must be a positive integer"],
     [{ x: "npx foo" }, 'mcpServers.x must be an object with "command" (stdio) or "url" (Streamable HTTP)'],
+    [{ x: { command: "a", tools: "read_*" } }, "mcpServers.x.tools must be an array of the server's tool names, where * matches any run of characters"],
+    [{ x: { command: "a", excludeTools: ["ok", ""] } }, "mcpServers.x.excludeTools must be an array of the server's tool names"],
+    [{ x: { url: "http://h", excludeTools: [3] } }, "mcpServers.x.excludeTools must be an array of the server's tool names"],
+    [{ x: { command: "a", tools: [] } }, 'mcpServers.x.tools is empty, which would offer none of its tools: remove it to offer them all, or set "disabled": true'],
+    [{ x: { command: "a", includeTools: ["a"] } }, 'mcpServers.x.includeTools: the allow list is called "tools" here'],
   ])("%j is rejected clearly", (servers, message) => {
     expect(problem(servers)).toContain(message);
   });

@@ -25,7 +25,7 @@ describe("McpManager with a stdio server", () => {
   const manager = new McpManager(
     { flaky: { ...flaky, env: { FLAKY_EVENTS_FILE: eventsFile }, timeoutMs: 400 }, off: { command: "nonexistent", disabled: true } },
     registry,
-    (m) => logs.push(m),
+    { info: (m) => logs.push(m), warn: (m) => logs.push(m) },
   );
   const run = (name: string, args: unknown = {}, signal?: AbortSignal) => registry.run(name, JSON.stringify(args), ctx(signal));
   const events = () => (existsSync(eventsFile) ? readFileSync(eventsFile, "utf8") : "");

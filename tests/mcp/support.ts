@@ -4,10 +4,19 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Env } from "../../src/config/load";
 import { startTestService, type TestService } from "../support/harness";
+import type { ScriptedLLM } from "../support/scripted-llm";
 
 const root = resolve(import.meta.dir, "../..");
 /** The official reference server, run over stdio with the same Bun that runs the tests. */
 export const everything = { command: process.execPath, args: [join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "stdio"] };
+/** The stock filesystem server, allowed into `dir` only. */
+export const filesystem = (dir: string) => ({ command: process.execPath, args: [join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), dir] });
+/** The stock knowledge-graph memory server, keeping its graph in `file`. */
+export const memoryServer = (file: string) => ({
+  command: process.execPath,
+  args: [join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")],
+  env: { MEMORY_FILE_PATH: file },
+});
 export const flaky = { command: process.execPath, args: [join(import.meta.dir, "fixtures/flaky-server.ts")] };
 
 export const MODEL = "test-model";
@@ -19,15 +28,19 @@ export function tempDir(prefix = "mcp-test-"): { dir: string; cleanup: () => voi
 }
 
 /** Starts the service with `mcpServers` written to $SERVICE_HOME/config.json. */
-export async function startWithMcp(mcpServers: Record<string, unknown>, opts: { env?: Env; config?: Record<string, unknown> } = {}): Promise<TestService> {
+export async function startWithMcp(
+  mcpServers: Record<string, unknown>,
+  opts: { env?: Env; config?: Record<string, unknown>; llm?: ScriptedLLM } = {},
+): Promise<TestService> {
   const { dir, cleanup } = tempDir("service-mcp-");
   const home = join(dir, "home");
   mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(join(home, "config.json"), JSON.stringify({ ...opts.config, mcpServers }));
-  const t = await startTestService({ keepHome: home, env: opts.env });
+  const t = await startTestService({ keepHome: home, env: opts.env, llm: opts.llm });
   const stop = t.stop;
   t.stop = async () => {
     await stop();
+    await opts.llm?.close();
     cleanup();
   };
   return t;

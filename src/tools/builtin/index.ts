@@ -8,6 +8,7 @@ import { memoryTools } from "./memory";
 import { fileTools } from "./files";
 import { webFetchTool } from "./web-fetch";
 import { webSearchTool } from "./web-search";
+import { toolSearchTool } from "./tool-search";
 
 export interface BuiltinDeps {
   config: Config;
@@ -26,5 +27,12 @@ export function builtinTools(deps: BuiltinDeps): Tool[] {
     ...memoryTools(deps.memory),
     // web_search exists only with a SearXNG instance to ask
     ...(web.searchUrl ? [webSearchTool(web.searchUrl)] : []),
+    // offered only when the tools are too many for the context window (agent/offer.ts)
+    toolSearchTool,
   ];
+}
+
+/** The built-in tools' names under this configuration (`service doctor`); nothing they use is opened. */
+export function builtinToolNames(config: Config, paths: Paths): string[] {
+  return builtinTools({ config, paths } as BuiltinDeps).map((t) => t.name);
 }
