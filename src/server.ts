@@ -55,6 +55,8 @@ export interface StartOptions {
   turnTimeoutMs?: number;
   /** Overrides the pauses between webhook callback attempts (tests only). */
   callbackDelaysMs?: number[];
+  /** Overrides how long a statement waits for another connection's lock (tests only). */
+  busyTimeoutMs?: number;
 }
 
 export async function startService(opts: StartOptions): Promise<RunningService> {
@@ -63,7 +65,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   ensureHome(opts.paths);
   const webhookProblem = config.http.enabled ? webhookConfigProblem(config) : undefined;
   if (webhookProblem) throw new ConfigError(webhookProblem);
-  const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
+  const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken, opts.busyTimeoutMs);
   await ensureOwner(database.db);
 
   const token = resolveInstanceToken(opts.env, config, opts.paths);

@@ -12,7 +12,7 @@ import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
 import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, getThread, type Gate, type TurnRecord } from "../store/conversations";
-import type { Db } from "../store/db";
+import { storeUnavailable, type Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
 import { threadTitle } from "../conversation/title";
@@ -335,7 +335,7 @@ export class Agent {
     } catch (e) {
       // drizzle's own message quotes the statement and every value: the turn's content
       const cause = ((e as Error).cause ?? e) as Error;
-      throw new Unavailable(`The database could not store the turn: ${String(cause?.message ?? cause).slice(0, 200)}`);
+      throw new Unavailable(`The database could not store the turn: ${storeUnavailable(e) ?? String(cause?.message ?? cause).slice(0, 200)}`);
     }
   }
 }

@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { newUuid } from "../../conversation/ids";
 import type { RateLimiter } from "../../auth/rate-limit";
 import { sameSecret } from "../../auth/tokens";
-import type { Db } from "../../store/db";
+import { storeUnavailable, type Db } from "../../store/db";
 import { getJob, insertJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
 import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
@@ -62,8 +62,10 @@ export function webhookApp(d: WebhookDeps) {
     .onError(({ code, error }) => {
       if (error instanceof WebhookError) return Response.json({ error: error.message }, { status: error.status, headers: error.headers });
       if (code === "NOT_FOUND") return Response.json({ error: "not found" }, { status: 404 });
-      d.log.error(`webhook: ${(error as Error)?.stack ?? String(error)}`);
-      return Response.json({ error: "server error" }, { status: 500 });
+      // the database is locked, full or read-only: the spec's 500, with the cause (never the statement, which quotes the message)
+      const down = storeUnavailable(error);
+      d.log.error(`webhook: ${down ? `the database is unavailable: ${down}` : ((error as Error)?.stack ?? String(error))}`);
+      return Response.json({ error: down ? `the database is unavailable: ${down}` : "server error" }, { status: 500 });
     })
     .post(
       "/webhook",
