@@ -10,6 +10,7 @@ import { getJob, insertJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
 import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
 import { jobRecord } from "./record";
+import { MAX_JSON_DEPTH, nestedTooDeep } from "../../http/body";
 import type { Logger } from "../../log";
 import type { JobWorker } from "./worker";
 
@@ -120,11 +121,19 @@ function authorized(request: Request, body: Uint8Array, secret: string): boolean
 }
 
 function parseBody(raw: Uint8Array): WebhookRequest {
+  const notJson = new WebhookError(400, "body is not valid JSON");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+  } catch {
+    throw notJson;
+  }
+  if (nestedTooDeep(text)) throw new WebhookError(400, `body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+    value = JSON.parse(text);
   } catch {
-    throw new WebhookError(400, "body is not valid JSON");
+    throw notJson;
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new WebhookError(400, "body must be a JSON object");
   if (!Value.Check(WebhookRequest, value)) {
