@@ -8,11 +8,11 @@ import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
-import { configuredInstanceToken, databaseUrl, ensureHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
+import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
 import { RESPONSES_TURN_TIMEOUT_MS, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError } from "./errors";
 import { openAiLlm } from "./llm/openai";
-import { openDatabase, type Database } from "./store/db";
+import { openDatabase, storeUnavailable, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
 import { builtinTools } from "./tools/builtin";
@@ -62,11 +62,10 @@ export interface StartOptions {
 export async function startService(opts: StartOptions): Promise<RunningService> {
   const config = loadConfig(opts.paths, opts.env, opts.flags);
   const { log } = opts;
-  ensureHome(opts.paths);
+  ensureWritableHome(opts.paths);
   const webhookProblem = config.http.enabled ? webhookConfigProblem(config) : undefined;
   if (webhookProblem) throw new ConfigError(webhookProblem);
-  const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken, opts.busyTimeoutMs);
-  await ensureOwner(database.db);
+  const database = await writableDatabase(databaseUrl(config, opts.paths), config.database.authToken, opts.busyTimeoutMs);
 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
   // every secret of the service's own, so none of them reaches the model, an answer or a log line
@@ -203,6 +202,21 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       return stopping;
     },
   };
+}
+
+/** The database opened, migrated and its owner in place; one that cannot be written is a ConfigError (one line). */
+async function writableDatabase(url: string, authToken: string | undefined, busyTimeoutMs?: number): Promise<Database> {
+  let database: Database | undefined;
+  try {
+    database = await openDatabase(url, authToken, busyTimeoutMs);
+    await ensureOwner(database.db);
+    return database;
+  } catch (e) {
+    database?.close();
+    const down = storeUnavailable(e);
+    if (!down) throw e;
+    throw new ConfigError(`the database ${url} cannot be opened and written: ${down}. Check that its folder is writable and its disk not full.`);
+  }
 }
 
 /** Starts a listener; a port in use is one clear ConfigError (after `cleanup`), not a stack trace. */
