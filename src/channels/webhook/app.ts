@@ -51,7 +51,8 @@ export interface WebhookDeps {
 
 /** The webhook channel's own app: POST /webhook queues a job, GET /jobs/{id} reports it. */
 export function webhookApp(d: WebhookDeps) {
-  const guard = (request: Request, ip: string, body: Uint8Array) => {
+  /** The rate limit, then the secret: `body` is what a signature may be computed over (none for a read). */
+  const guard = (request: Request, ip: string, body?: Uint8Array) => {
     const wait = d.limiter.take(ip);
     if (wait) throw new WebhookError(429, `rate limit exceeded; retry in ${wait} s`, { "retry-after": String(wait) });
     if (!authorized(request, body, d.secret)) throw new WebhookError(401, "missing or invalid webhook secret");
@@ -102,19 +103,23 @@ export function webhookApp(d: WebhookDeps) {
       { parse: "none" },
     )
     .get("/jobs/:id", async ({ request, params }) => {
-      guard(request, clientIp(request), new Uint8Array());
+      guard(request, clientIp(request));
       const job = await getJob(d.db, params.id);
       if (job?.source !== "webhook") throw new WebhookError(404, "job not found");
       return jobRecord(job);
     });
 }
 
-/** `X-Webhook-Secret` (constant time) or `X-Hub-Signature-256: sha256=<hmac of the raw body>`. */
-function authorized(request: Request, body: Uint8Array, secret: string): boolean {
+/**
+ * `X-Webhook-Secret` (constant time) or `X-Hub-Signature-256: sha256=<hmac of the raw body>`.
+ * A request without a body (a read) needs the secret: the HMAC of an empty body never changes,
+ * so it would be a second, static secret.
+ */
+function authorized(request: Request, body: Uint8Array | undefined, secret: string): boolean {
   const given = request.headers.get("x-webhook-secret");
   if (given !== null) return sameSecret(given, secret);
   const signature = request.headers.get("x-hub-signature-256");
-  if (!signature?.startsWith("sha256=")) return false;
+  if (!body || !signature?.startsWith("sha256=")) return false;
   const expected = createHmac("sha256", secret).update(body).digest();
   const got = Buffer.from(signature.slice(7), "hex");
   return got.length === expected.length && timingSafeEqual(got, expected);
