@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import pkg from "../../package.json" with { type: "json" };
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
-import { mountTmpfs } from "../support/tmpfs";
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from "../support/tmpfs";
 
 /** Every test spawns real processes; on a loaded 2-core machine a cold start can take a while. */
 const test = (name: string, fn: () => Promise<void>) => bunTest(name, fn, 30_000);
@@ -428,29 +428,33 @@ describe("serve", () => {
     expect(r.stdout).not.toContain("listening on");
   });
 
-  const readOnly = mountTmpfs("4m", "serve on a read-only home");
-  bunTest.skipIf(!readOnly)("on a home it cannot write (a read-only file system): one line, exit 1, no stack", async () => {
+  bunTest.skipIf(!canMountTmpfs("serve on a read-only home"))("on a home it cannot write (a read-only file system): one line, exit 1, no stack", async () => {
+    const readOnly = mountTmpfs("4m");
     try {
-      // a home served once, and a home still to be made, on a file system turned read-only
-      const served = join(readOnly!.dir, "home");
-      const s = await startServe({ SERVICE_HOME: served });
-      s.proc.kill("SIGTERM");
-      expect(await s.proc.exited).toBe(0);
-      readOnly!.remount("ro");
-      for (const home of [served, join(readOnly!.dir, "new")]) {
-        const r = await run(["serve"], { SERVICE_HOME: home, GATEWAY_PORT: "0", CLI_ENABLED: "false" });
-        expect(r.code).toBe(1);
-        expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining(`the service home ${home} cannot be written (EROFS)`)]);
-        expect(r.stdout).not.toContain("listening on");
-      }
-      // a database elsewhere (DATABASE_URL) that cannot be opened for writing says so too
-      const r = await run(["serve"], { SERVICE_HOME: newHome(), DATABASE_URL: `file:${join(served, "service.db")}`, GATEWAY_PORT: "0", CLI_ENABLED: "false" });
-      expect(r.code).toBe(1);
-      expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/the database file:.* cannot be opened and written: .*\(SQLITE_(CANTOPEN|READONLY)\)/)]);
+      await readOnlyHome(readOnly);
     } finally {
-      readOnly!.unmount();
+      readOnly.unmount();
     }
   }, 30_000);
+
+  /** A home served once, and a home still to be made, on a file system turned read-only. */
+  async function readOnlyHome(readOnly: Tmpfs) {
+    const served = join(readOnly.dir, "home");
+    const s = await startServe({ SERVICE_HOME: served });
+    s.proc.kill("SIGTERM");
+    expect(await s.proc.exited).toBe(0);
+    readOnly.remount("ro");
+    for (const home of [served, join(readOnly.dir, "new")]) {
+      const r = await run(["serve"], { SERVICE_HOME: home, GATEWAY_PORT: "0", CLI_ENABLED: "false" });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining(`the service home ${home} cannot be written (EROFS)`)]);
+      expect(r.stdout).not.toContain("listening on");
+    }
+    // a database elsewhere (DATABASE_URL) that cannot be opened for writing says so too
+    const r = await run(["serve"], { SERVICE_HOME: newHome(), DATABASE_URL: `file:${join(served, "service.db")}`, GATEWAY_PORT: "0", CLI_ENABLED: "false" });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/the database file:.* cannot be opened and written: .*\(SQLITE_(CANTOPEN|READONLY)\)/)]);
+  }
 
   test("invalid configuration exits 1 naming the problem", async () => {
     const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "abc" });

@@ -9,7 +9,7 @@ import { createClient, type Client, type Transaction } from "@libsql/client";
 import { statfsSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { startTestService, type TestService } from "../support/harness";
-import { mountTmpfs } from "../support/tmpfs";
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from "../support/tmpfs";
 
 const SECRET = "unavailable-test-secret-0123456789";
 const env = { HTTP_ENABLED: "true", HTTP_WEBHOOK_SECRET: SECRET, HTTP_HOST: "127.0.0.1", HTTP_PORT: "0" };
@@ -111,17 +111,16 @@ describe("the database locked by another connection", () => {
   });
 });
 
-const disk = mountTmpfs("6m", "the full-disk test");
-
-describe.skipIf(!disk)("a full disk", () => {
+describe.skipIf(!canMountTmpfs("the full-disk test"))("a full disk", () => {
   let t: TestService;
-  const filler = join(disk?.dir ?? "", "filler");
+  let disk: Tmpfs;
   beforeAll(async () => {
-    t = await startTestService({ env, keepHome: join(disk!.dir, "home") });
+    disk = mountTmpfs("6m");
+    t = await startTestService({ env, keepHome: join(disk.dir, "home") });
   });
   afterAll(async () => {
-    await t.stop();
-    disk!.unmount();
+    await t?.stop();
+    disk?.unmount();
   });
 
   test("every write is a 503 with the cause while the disk is full; once there is room, writes go through", async () => {
@@ -130,7 +129,8 @@ describe.skipIf(!disk)("a full disk", () => {
     const db = createClient({ url: `file:${join(t.home, "service.db")}` });
     await db.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     db.close();
-    const { bavail, bsize } = statfsSync(disk!.dir);
+    const filler = join(disk.dir, "filler");
+    const { bavail, bsize } = statfsSync(disk.dir);
     writeFileSync(filler, Buffer.alloc(bavail * bsize));
     try {
       await expectRefused(t, f, /disk is full \(SQLITE_FULL\)/);

@@ -1,6 +1,7 @@
 // A small tmpfs for tests that need a disk that fills up or a file system that is read-only.
-// Mounting needs root (CAP_SYS_ADMIN): where it is refused, `mountTmpfs` says so in one line
-// and returns undefined, and the test that needs it is skipped.
+// Mounting needs root (CAP_SYS_ADMIN): where it is refused, `canMountTmpfs` says so in one
+// line and the test that needs it is skipped. Mount in a `beforeAll` and unmount in its
+// `afterAll`, so that a filtered-out test leaves nothing mounted.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,14 +13,15 @@ export interface Tmpfs {
   unmount(): void;
 }
 
-export function mountTmpfs(size: string, why: string): Tmpfs | undefined {
+const mount = (...args: string[]) => Bun.spawnSync(["mount", ...args], { stdout: "ignore", stderr: "pipe" });
+
+/** Mounts a tmpfs of `size` (`4m`) on a new temporary folder; throws when mount refuses. */
+export function mountTmpfs(size: string): Tmpfs {
   const dir = mkdtempSync(join(tmpdir(), "tmpfs-"));
-  const mount = (...args: string[]) => Bun.spawnSync(["mount", ...args], { stdout: "ignore", stderr: "pipe" });
   const mounted = mount("-t", "tmpfs", "-o", `size=${size},mode=0700`, "tmpfs", dir);
   if (mounted.exitCode !== 0) {
     rmSync(dir, { recursive: true, force: true });
-    console.warn(`skipped: ${why} needs a small tmpfs, and mount refused it (${mounted.stderr.toString().trim() || "not root?"})`);
-    return undefined;
+    throw new Error(`mount -t tmpfs: ${mounted.stderr.toString().trim() || "refused"}`);
   }
   return {
     dir,
@@ -32,4 +34,15 @@ export function mountTmpfs(size: string, why: string): Tmpfs | undefined {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Whether a tmpfs can be mounted here (tried once); when not, one line says which test is skipped and why. */
+export function canMountTmpfs(why: string): boolean {
+  try {
+    mountTmpfs("64k").unmount();
+    return true;
+  } catch (e) {
+    console.warn(`skipped: ${why} needs a small tmpfs, and ${(e as Error).message} (not root?)`);
+    return false;
+  }
 }
