@@ -17,7 +17,7 @@ export interface Database {
 }
 
 /** How long a statement waits for another connection's lock before it fails with SQLITE_BUSY. */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 /**
  * Opens the database and brings its schema up to date. A local file gets WAL mode, a busy
