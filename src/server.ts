@@ -8,12 +8,12 @@ import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
-import { configuredInstanceToken, databaseUrl, ensureHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
+import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
 import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError } from "./errors";
 import { openAiLlm } from "./llm/openai";
 import { ContextWindow } from "./llm/window";
-import { openDatabase, type Database } from "./store/db";
+import { openDatabase, storeUnavailable, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
 import { builtinTools } from "./tools/builtin";
@@ -56,16 +56,17 @@ export interface StartOptions {
   turnTimeoutMs?: number;
   /** Overrides the pauses between webhook callback attempts (tests only). */
   callbackDelaysMs?: number[];
+  /** Overrides how long a statement waits for another connection's lock (tests only). */
+  busyTimeoutMs?: number;
 }
 
 export async function startService(opts: StartOptions): Promise<RunningService> {
   const config = loadConfig(opts.paths, opts.env, opts.flags);
   const { log } = opts;
-  ensureHome(opts.paths);
+  ensureWritableHome(opts.paths);
   const webhookProblem = config.http.enabled ? webhookConfigProblem(config) : undefined;
   if (webhookProblem) throw new ConfigError(webhookProblem);
-  const database: Database = await openDatabase(databaseUrl(config, opts.paths), config.database.authToken);
-  await ensureOwner(database.db);
+  const database = await writableDatabase(databaseUrl(config, opts.paths), config.database.authToken, opts.busyTimeoutMs);
   // asked of the LLM server while the rest starts up; the gateway waits a moment for it, not longer
   const contextWindow = new ContextWindow(config.llm, { log });
   const windowRead = contextWindow.refresh();
@@ -214,6 +215,21 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 
 /** How long the gateway waits for the LLM server to say its context window before it listens. */
 const WINDOW_START_WAIT_MS = 1_500;
+
+/** The database opened, migrated and its owner in place; one that cannot be written is a ConfigError (one line). */
+async function writableDatabase(url: string, authToken: string | undefined, busyTimeoutMs?: number): Promise<Database> {
+  let database: Database | undefined;
+  try {
+    database = await openDatabase(url, authToken, busyTimeoutMs);
+    await ensureOwner(database.db);
+    return database;
+  } catch (e) {
+    database?.close();
+    const down = storeUnavailable(e);
+    if (!down) throw e;
+    throw new ConfigError(`the database ${url} cannot be opened and written: ${down}. Check that its folder is writable and its disk not full.`);
+  }
+}
 
 /** Starts a listener; a port in use is one clear ConfigError (after `cleanup`), not a stack trace. */
 async function listening<T>(cleanup: () => void, what: string, at: { host: string; port: number }, change: string, start: () => T | Promise<T>): Promise<T> {

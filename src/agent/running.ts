@@ -81,6 +81,21 @@ export class RunningTurns {
     if (later) await Promise.allSettled([...this.#started].filter((t) => which({ userId: t.userId })).map((t) => t.done));
   }
 
+  /**
+   * Cuts short the running turns that `which` picks and, while `fn` runs, those that start
+   * (turns waiting for a thread that `fn` holds): each ends with `code` as its error.
+   */
+  async stopWhile<T>(which: Which, code: TurnErrorCode, message: string, fn: () => Promise<T>): Promise<T> {
+    const barrier = { which, error: new TurnError(code, message) };
+    this.#barriers.push(barrier);
+    try {
+      await this.stop(which, code, message);
+      return await fn();
+    } finally {
+      this.#barriers.splice(this.#barriers.indexOf(barrier), 1);
+    }
+  }
+
   /** Resolves when the turns started by now, waiting ones included, have all finished. */
   async idle(): Promise<void> {
     await Promise.allSettled([...this.#started].map((t) => t.done));

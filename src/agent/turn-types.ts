@@ -37,9 +37,10 @@ export interface TurnRequest {
   /** Cut the turn short when it runs longer than this. */
   timeoutMs?: number;
   /**
-   * The caller is answered before the turn ends (Responses `background: true`): the response
-   * is stored at once as failed with `shutdown`, and the turn's result replaces it, so that a
-   * service killed meanwhile leaves the caller polling it that answer rather than a 404.
+   * The caller is answered before the turn ends (Responses `background: true`,
+   * `/api/chat/send`): before that answer the thread, the input and the response are stored,
+   * the response as failed with `shutdown`, and the turn's result replaces it. A service
+   * killed meanwhile leaves the user's input in the thread and that answer, not a 404.
    */
   background?: boolean;
   /** Facts of the request the channel wants back when the response is read again. */

@@ -12,7 +12,7 @@ import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
 import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, getThread, type Gate, type TurnRecord } from "../store/conversations";
-import type { Db } from "../store/db";
+import { storeUnavailable, type Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
 import { threadTitle } from "../conversation/title";
@@ -104,9 +104,7 @@ export class Agent {
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
       const prepared = await this.#prepare(req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
       const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
-      if (acknowledgedEarly(req)) {
-        await acknowledgeTurn(this.deps.db, turnRows(req, turn, prepared, { status: "failed", error: { ...STOPPED }, usage: { inputTokens: 0, outputTokens: 0 }, tools: req.externalTools ?? prepared.tools ?? [] }));
-      }
+      if (acknowledgedEarly(req)) await this.#acknowledge(req, turn, prepared);
       const events = follow?.(turn) ?? undefined;
       isAccepted = true;
       accepted.resolve({ turn, result });
@@ -144,14 +142,16 @@ export class Agent {
 
   /**
    * Deletes a user's thread and all it holds, whichever API names it (a conversation, a chat
-   * thread): its running turns are cancelled first, then it goes under its lock. False when
-   * the thread is not the user's.
+   * thread), under its lock. Its turns, the running one and those waiting for the thread,
+   * end first, failed with `not_found`: none answers `completed` for what is then gone.
+   * False when the thread is not the user's.
    */
   async deleteThread(userId: string, threadId: string): Promise<boolean> {
     const thread = await getThread(this.deps.db, threadId);
     if (!thread || thread.userId !== userId) return false;
-    await this.#running.stop((t) => t.userId === userId && t.threadId === threadId, "cancelled", "The conversation was deleted.");
-    await this.withThread(threadId, () => deleteThread(this.deps.db, threadId));
+    await this.#running.stopWhile((t) => t.threadId === threadId, "not_found", "The conversation was deleted.", () =>
+      this.withThread(threadId, () => deleteThread(this.deps.db, threadId)),
+    );
     return true;
   }
 
@@ -242,6 +242,22 @@ export class Agent {
     return { context, input, policy };
   }
 
+  /**
+   * Stores a turn whose caller is answered before it ends (`acknowledgedEarly`), before that
+   * answer: its thread, its input, and its response as a kill would leave it (failed,
+   * `shutdown`). Whatever happens next, the caller finds the turn, not a 404.
+   */
+  async #acknowledge(req: TurnRequest, turn: TurnHandle, prepared: Prepared): Promise<void> {
+    const { context } = prepared;
+    const stopped = { status: "failed" as const, error: { ...STOPPED }, usage: { inputTokens: 0, outputTokens: 0 }, tools: req.externalTools ?? prepared.tools ?? [] };
+    await acknowledgeTurn(this.deps.db, {
+      ...turnRows(req, turn, prepared, stopped),
+      items: turn.input.map((item, i) => ({ seq: context.nextSeq + i, item, input: true })),
+      answersGate: req.toolOutputs.length > 0,
+    });
+    context.stored(turn.input.length);
+  }
+
   /** Runs the accepted turn to its end and stores it; it counts as running until it is stored. */
   async #execute(req: TurnRequest, turn: TurnHandle, prepared: Prepared, events: TurnEvents | undefined, requestedAt: number): Promise<TurnResult> {
     const startedAt = Date.now();
@@ -326,23 +342,26 @@ export class Agent {
 
   /** The turn, its thread and the gate it leaves, in one transaction with the channel's own writes. */
   async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, gate: Gate | null): Promise<void> {
+    const acknowledged = acknowledgedEarly(req);
+    // an acknowledged turn's input is stored already (#acknowledge)
+    const from = acknowledged ? turn.input.length : 0;
     try {
       await commitTurn(this.deps.db, {
         ...turnRows(req, turn, prepared, result),
-        acknowledged: acknowledgedEarly(req),
-        items: result.items.map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: i < turn.input.length })),
+        acknowledged,
+        items: result.items.slice(from).map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
         gate,
         also: req.commitAlso?.(result),
       });
     } catch (e) {
       // drizzle's own message quotes the statement and every value: the turn's content
       const cause = ((e as Error).cause ?? e) as Error;
-      throw new Unavailable(`The database could not store the turn: ${String(cause?.message ?? cause).slice(0, 200)}`);
+      throw new Unavailable(`The database could not store the turn: ${storeUnavailable(e) ?? String(cause?.message ?? cause).slice(0, 200)}`);
     }
   }
 }
 
-/** A turn whose caller is answered before it ends has its response stored at once (`TurnRequest.background`). */
+/** A turn whose caller is answered before it ends is stored before that answer (`TurnRequest.background`). */
 const acknowledgedEarly = (req: TurnRequest) => req.background === true && req.store !== false;
 
 /** The thread and response rows of a turn with this outcome. */

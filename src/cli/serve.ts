@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { loadConfig, readConfigFile, servicePaths, type Paths } from "../config/load";
+import { ensureWritableHome, loadConfig, readConfigFile, servicePaths, type Paths } from "../config/load";
 import { unknownKeys, unknownKeyWarning } from "../config/unknown-keys";
 import { createLogger, guardStdio } from "../log";
 import { describeWindow } from "../llm/window";
@@ -35,6 +35,7 @@ export async function serve(argv: string[]): Promise<number> {
   const flags = { gateway: { host: f.host as string | undefined, port }, responses: { revision: revision as "A" | "B" | undefined } };
   // The TUI (a client of this service's own listener) when CLI_ENABLED and both ends are a terminal.
   const settings = loadConfig(paths, env, flags);
+  ensureWritableHome(paths); // before the log file of the TUI goes there
   const tui = settings.cli.enabled && settings.gateway.enabled && !!process.stdin.isTTY && !!process.stdout.isTTY;
   const logFile = logFilePath(paths.home);
   const log = createLogger({ format: settings.log.format, level: settings.log.level, write: tui ? appendTo(logFile) : undefined });
@@ -65,12 +66,14 @@ export async function serve(argv: string[]): Promise<number> {
       throw e;
     }
   } else {
-    if (svc.config.log.format === "json") log.info("listening", startupFields(svc, paths));
-    else writeOut(lines.join("\n") + "\n");
-    await new Promise<void>((resolve) => {
+    // listened for before the first line says the service is up: a signal right after it stops it cleanly too
+    const signalled = new Promise<void>((resolve) => {
       process.once("SIGTERM", () => resolve());
       process.once("SIGINT", () => resolve());
     });
+    if (svc.config.log.format === "json") log.info("listening", startupFields(svc, paths));
+    else writeOut(lines.join("\n") + "\n");
+    await signalled;
   }
   // the terminal the TUI gave back shows these too; otherwise they are log lines on stdout
   const say = (line: string) => (log.info(line), tui && writeOut(`${line}\n`));

@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../errors";
@@ -33,6 +33,18 @@ export function servicePaths(env: Env = process.env): Paths {
 /** Creates the service home with mode 0700 if it is missing. */
 export function ensureHome(paths: Paths): void {
   if (!existsSync(paths.home)) mkdirSync(paths.home, { recursive: true, mode: 0o700 });
+}
+
+/** The service home, created if it is missing, that `serve` can write; else a ConfigError (one line), not a stack trace. */
+export function ensureWritableHome(paths: Paths): void {
+  try {
+    ensureHome(paths);
+    accessSync(paths.home, constants.W_OK);
+  } catch (e) {
+    throw new ConfigError(
+      `the service home ${paths.home} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): it holds the database, the token and the users' files. Make it writable, or choose another with SERVICE_HOME or --home.`,
+    );
+  }
 }
 
 export function readConfigFile(paths: Paths): ConfigLayer {
@@ -140,7 +152,10 @@ export function mergeLayers(...layers: ConfigLayer[]): Config {
   const out = structuredClone(DEFAULTS) as Record<string, unknown>;
   for (const layer of layers) {
     for (const [section, values] of Object.entries(layer ?? {})) {
-      if (section in out && isPlainObject(values)) deepMerge(out[section] as Record<string, unknown>, values);
+      if (!(section in out) || values === undefined) continue;
+      if (isPlainObject(values) && isPlainObject(out[section])) deepMerge(out[section], values);
+      // a section that is not an object (`"gateway": "x"`) is kept, for validation to name it
+      else if (!isPlainObject(values)) out[section] = structuredClone(values);
     }
   }
   return out as unknown as Config;

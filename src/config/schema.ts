@@ -95,7 +95,7 @@ export const ConfigSchema = Type.Object({
       ),
       callbackAllowHosts: Type.Array(Type.String(), {
         env: "HTTP_CALLBACK_ALLOW_HOSTS",
-        description: "host names (`*.example.com`), IPs or CIDRs a job's `callback_url` may point at, comma-separated; empty refuses every callback",
+        description: "host names (`*.example.com`), IPs or CIDRs a job's `callback_url` may point at, each with an optional `:port` (without one, any port), comma-separated; empty refuses every callback",
       }),
     },
     { description: "the webhook channel" },

@@ -62,13 +62,15 @@ const MIN_OUTPUT_TOKENS = 200;
  * messages within the budget: older turns' tool outputs and call arguments trimmed first,
  * then this turn's (just enough), then older turns summarised into a stored compaction
  * (after the silent memory step), then whatever is left trimmed to its least. This turn's
- * items are never summarised: they are not stored yet.
+ * items are never summarised, even when its input is stored already (see `stored`).
  */
 export class ThreadContext {
   readonly budget: ContextBudget;
   #compaction: CompactionItem | undefined;
   #history: Placed<ConversationItem>[];
   #nextSeq: number;
+  /** Where this turn's items start: a summary made during the turn keeps them from there on. */
+  readonly #turnStart: number;
   /** After an overflow: the most a prompt may take, three quarters of the one refused. */
   #ceiling = Infinity;
   /** The provider's refusal, told again when nothing can make the step small enough. */
@@ -86,11 +88,17 @@ export class ThreadContext {
     this.#compaction = state.compaction;
     this.#history = state.history;
     this.#nextSeq = state.nextSeq;
+    this.#turnStart = state.nextSeq;
   }
 
-  /** Where this turn's items start in the thread. */
+  /** Where the items of this turn still to be stored go in the thread. */
   get nextSeq(): number {
     return this.#nextSeq;
+  }
+
+  /** The turn's first `n` items (its input) were stored at `nextSeq` before it ran: the rest go after them. */
+  stored(n: number): void {
+    this.#nextSeq += n;
   }
 
   /** A 400 before anything is stored when the new input could never fit, whatever is summarised. */
@@ -209,7 +217,7 @@ export class ThreadContext {
       type: "compaction",
       id: itemId(),
       summary: s.summary,
-      first_kept_seq: history[cut]?.seq ?? seq,
+      first_kept_seq: history[cut]?.seq ?? Math.min(seq, this.#turnStart),
       summarised_items: (this.#compaction?.summarised_items ?? 0) + cut,
       trigger,
       memory_notes: notes,

@@ -23,7 +23,8 @@ const SendBody = Type.Object({ content: Type.String(text), thread_id: threadFiel
 
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services, events: ChatEventHub) {
-  const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number) => {
+  /** A turn of the chat; `background` when its caller is answered before it ends (202), so that it is stored first. */
+  const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
     if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
     return events.start(s.agent, {
@@ -34,6 +35,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       toolOutputs: [],
       model: "default",
       timeoutMs,
+      background,
       surfacesGates: true,
     });
   };
@@ -51,7 +53,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     .post(
       "/api/chat/send",
       async ({ body, principal }) => {
-        const { turn, result } = await start(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs);
+        const { turn, result } = await start(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs, true);
         void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
         return Response.json(
           { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },

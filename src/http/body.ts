@@ -40,9 +40,38 @@ export async function readJson(request: Request): Promise<unknown> {
     throw new InvalidRequest("The request body could not be read as UTF-8 text.");
   }
   if (!text.trim()) throw new InvalidRequest("The request body is empty; send a JSON object.");
+  if (nestedTooDeep(text)) throw new InvalidRequest(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
   try {
     return JSON.parse(text);
   } catch (e) {
     throw new InvalidRequest(`The request body is not valid JSON: ${(e as Error).message}`);
   }
+}
+
+/** How deep arrays and objects may nest in a JSON body; deeper is refused before it is parsed. */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`, read off the brackets
+ * outside strings: nothing deeper reaches a parser or a validator, whose recursion it could
+ * overflow.
+ */
+export function nestedTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // on to the string's closing quote: one after an even run of backslashes
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return false;
+        let k = i - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        if ((i - 1 - k) % 2 === 0) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }

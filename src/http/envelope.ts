@@ -1,8 +1,12 @@
-import { AuthFailure, RateLimited, ServiceError } from "../errors";
+import { AuthFailure, RateLimited, ServiceError, Unavailable } from "../errors";
 import type { Logger } from "../log";
+import { storeUnavailable } from "../store/db";
 
 /** The one place errors become HTTP: plain text for auth failures, the JSON envelope otherwise. */
 export function errorResponse(error: unknown, log?: Logger): Response {
+  // the database is locked, full or read-only: the service's trouble, said as such, and it passes
+  const down = error instanceof ServiceError ? undefined : storeUnavailable(error);
+  if (down) return errorResponse(new Unavailable(`The database is unavailable: ${down}`), log);
   if (error instanceof AuthFailure) {
     return new Response(error.message, { status: error.status, headers: { "content-type": "text/plain; charset=utf-8" } });
   }

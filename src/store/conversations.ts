@@ -165,16 +165,24 @@ export interface TurnRecord {
   gate: Gate | null;
   /** Writes of the channel that belong to the same transaction (e.g. finishing a job). */
   also?: StoreWrite[];
-  /** `acknowledgeTurn` stored the thread and response already: they are updated. */
+  /** `acknowledgeTurn` stored the thread, the response and the input already: they are updated, and `items` are only what the turn produced. */
   acknowledged?: boolean;
 }
 
 /**
- * The thread and response of a turn whose caller is answered before it ends, stored with the
- * outcome it has if the service dies meanwhile; `commitTurn` replaces the response.
+ * What a turn whose caller is answered before it ends stores before that answer: its thread,
+ * its input items, and its response with the outcome it has if the service dies meanwhile.
+ * `commitTurn` (with `acknowledged`) then replaces the response and adds what the turn
+ * produced. An input that answers the thread's pending call takes the gate along, so that a
+ * second answer to it is refused rather than stored twice.
  */
-export async function acknowledgeTurn(db: Db, t: Pick<TurnRecord, "thread" | "response">): Promise<void> {
-  await db.batch([threadWrite(db, t), db.insert(responses).values(responseRow(t))]);
+export async function acknowledgeTurn(db: Db, t: Pick<TurnRecord, "thread" | "response" | "items"> & { answersGate: boolean }): Promise<void> {
+  await db.batch([
+    threadWrite(db, t),
+    db.insert(responses).values(responseRow(t)),
+    ...itemWrites(db, t),
+    ...(t.answersGate ? [db.delete(gates).where(eq(gates.threadId, t.thread.id))] : []),
+  ]);
 }
 
 export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
@@ -195,23 +203,24 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
         ]
       : []),
   ];
-  const itemRows = t.items.map(({ seq, item, input }) => ({
-    id: item.id,
-    threadId: t.thread.id,
-    responseId: t.response.id,
-    seq,
-    type: item.type,
-    data: item,
-    input,
-    createdAt: now,
-  }));
   await db.batch([
     threadWrite(db, t),
     t.acknowledged ? db.update(responses).set(response).where(eq(responses.id, response.id)) : db.insert(responses).values(response),
-    ...(itemRows.length ? [db.insert(items).values(itemRows)] : []),
+    ...itemWrites(db, t),
     ...gateWrites,
     ...(t.also ?? []),
   ]);
+}
+
+/** The insert of a turn's new items, filed under its response (none when there are none). */
+function itemWrites(db: Db, t: Pick<TurnRecord, "thread" | "response" | "items">) {
+  if (!t.items.length) return [];
+  const now = t.response.createdAt;
+  return [
+    db.insert(items).values(
+      t.items.map(({ seq, item, input }) => ({ id: item.id, threadId: t.thread.id, responseId: t.response.id, seq, type: item.type, data: item, input, createdAt: now })),
+    ),
+  ];
 }
 
 const responseRow = (t: Pick<TurnRecord, "thread" | "response">) => ({ ...t.response, threadId: t.thread.id, userId: t.thread.userId });

@@ -1,4 +1,4 @@
-import { createClient, type Client } from "@libsql/client";
+import { createClient, LibsqlError, type Client } from "@libsql/client";
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import { migrations } from "./migrations";
@@ -16,22 +16,81 @@ export interface Database {
   close(): void;
 }
 
+/** How long a statement waits for another connection's lock before it fails with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
 /**
  * Opens the database and brings its schema up to date. A local file gets WAL mode, a busy
  * timeout and one connection: libSQL's file driver is synchronous under the hood, so one
  * connection is the fastest, and atomic writes go through `batch` (never an open transaction).
  */
-export async function openDatabase(url: string, authToken?: string): Promise<Database> {
+export async function openDatabase(url: string, authToken?: string, busyTimeoutMs = BUSY_TIMEOUT_MS): Promise<Database> {
   const isFile = url.startsWith("file:") || url === ":memory:";
-  const client = createClient({ url, authToken, concurrency: isFile ? 1 : undefined });
-  if (isFile) {
-    await client.execute("PRAGMA journal_mode = WAL");
-    await client.execute("PRAGMA busy_timeout = 5000");
-    await client.execute("PRAGMA synchronous = NORMAL");
-  }
-  await client.execute("PRAGMA foreign_keys = ON");
+  // `timeout` is the busy timeout of every connection the client opens, a replaced one too
+  const opened = createClient({ url, authToken, concurrency: isFile ? 1 : undefined, timeout: isFile ? busyTimeoutMs : undefined });
+  const tune = async (c: Client) => {
+    if (isFile) {
+      await c.execute("PRAGMA journal_mode = WAL");
+      await c.execute("PRAGMA synchronous = NORMAL");
+    }
+    await c.execute("PRAGMA foreign_keys = ON");
+  };
+  await tune(opened);
+  const client = url.startsWith("file:") ? renewedAfterFailure(opened, tune) : opened;
   await migrate(client);
   return { db: drizzle(client, { schema }), client, close: () => client.close() };
+}
+
+/** SQLite's answers that say the database cannot be used now (locked, full, read-only, gone), not that a statement is wrong. */
+const UNAVAILABLE = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOMEM"]);
+
+/**
+ * Why the database cannot be used, when that is what `e` (or what it wraps: drizzle's query
+ * error quotes the statement and its values, so only the cause is told) comes down to:
+ * `database is locked (SQLITE_BUSY)`. Undefined for any other error.
+ */
+export function storeUnavailable(e: unknown): string | undefined {
+  for (let cause = e, depth = 0; cause && depth < 5; cause = (cause as Error).cause, depth++) {
+    if (!(cause instanceof LibsqlError)) continue;
+    if (UNAVAILABLE.has(cause.code) || cause.code === "CLIENT_CLOSED") return `${cause.message.replace(/^([A-Z_]+: )+/, "")} (${cause.code})`;
+  }
+  return undefined;
+}
+
+/**
+ * The file client, with its connection replaced after the database could not be used. libSQL's
+ * driver never resets a statement that failed: one that met another connection's lock
+ * (SQLITE_BUSY) stays active until the garbage collector finalises it, and meanwhile SQLite
+ * commits nothing on that connection ("cannot commit transaction - SQL statements in
+ * progress"; a lone write seems to succeed but stays in an open transaction). Operations run
+ * one at a time, so none is handed the old connection before it is replaced.
+ */
+function renewedAfterFailure(client: Client, tune: (c: Client) => Promise<void>): Client {
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialised = <T>(op: () => Promise<T>): Promise<T> => {
+    const run = queue.then(async () => {
+      try {
+        return await op();
+      } catch (e) {
+        if (storeUnavailable(e) && !client.closed) {
+          await client.reconnect();
+          await tune(client).catch(() => {});
+        }
+        throw e;
+      }
+    });
+    queue = run.catch(() => {});
+    return run;
+  };
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === "execute" || prop === "batch") {
+        return (...args: unknown[]) => serialised(() => (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
 
 async function migrate(client: Client): Promise<void> {

@@ -1,9 +1,9 @@
 // Two requests on one thread at once: the second waits for the first; nothing is lost or mixed.
 // Requests on different threads do not wait for each other.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import type { TurnRequest } from "../../src/agent/turn-types";
 import { loadItems } from "../../src/store/conversations";
 import { startTestService, type TestService } from "../support/harness";
+import { watchBegins } from "../support/agent-watch";
 
 const threadUuid = (id: string) => {
   const h = id.slice(37);
@@ -18,34 +18,6 @@ function latch() {
   let open!: () => void;
   const opened = new Promise<void>((r) => (open = r));
   return { open, opened };
-}
-
-/**
- * Counts the turns the HTTP layer has handed to the agent (it calls `agent.start` for every
- * POST), so a test can wait until a second request is inside the service.
- */
-function watchBegins(t: TestService) {
-  const agent = t.service.services.agent;
-  const original = agent.start;
-  let entered = 0;
-  const waiters: { n: number; done: () => void }[] = [];
-  agent.start = function (this: typeof agent, req: TurnRequest, follow?: Parameters<typeof original>[1]) {
-    entered++;
-    for (const w of waiters.filter((w) => entered >= w.n)) w.done();
-    return original.call(this, req, follow);
-  };
-  return {
-    get entered() {
-      return entered;
-    },
-    until(n: number) {
-      if (entered >= n) return Promise.resolve();
-      return new Promise<void>((done) => waiters.push({ n, done }));
-    },
-    restore() {
-      agent.start = original;
-    },
-  };
 }
 
 /** Reads a streamed response until `response.created` and returns the id; the rest is read on demand. */

@@ -163,7 +163,7 @@ describe("deleting a thread", () => {
     expect((await t.api("/api/chat/threads/not-a-uuid", { method: "DELETE" })).status).toBe(400);
   });
 
-  test("a running turn on the thread is cancelled first, and the thread is gone after", async () => {
+  test("a running turn on the thread ends first, failed with not_found, and the thread is gone after", async () => {
     const first = await post("/api/v1/responses", { model: MODEL, input: "start" });
     t.llm.enqueue({ hang: true });
     const n = t.llm.chatRequests().length;
@@ -171,7 +171,7 @@ describe("deleting a thread", () => {
     await t.llm.waitForRequests(n + 1);
     const conv = `conv_${first.body.id.slice(37)}`;
     expect((await t.api(`/api/v1/conversations/${conv}`, { method: "DELETE" })).status).toBe(200);
-    expect((await running).body).toMatchObject({ status: "failed", error: { code: "cancelled" } });
+    expect((await running).body).toMatchObject({ status: "failed", error: { code: "not_found" } });
     expect((await get(`/api/v1/responses/${first.body.id}`)).status).toBe(404);
     expect((await get(`/api/v1/conversations/${conv}`)).status).toBe(404);
   });

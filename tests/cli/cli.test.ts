@@ -1,12 +1,13 @@
 // The `service` command line, run as a real process: help and version, usage errors,
 // onboarding (files, modes, idempotence, --force, a dead endpoint) and `serve`.
 import { afterAll, beforeAll, describe, expect, test as bunTest } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import pkg from "../../package.json" with { type: "json" };
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from "../support/tmpfs";
 
 /** Every test spawns real processes; on a loaded 2-core machine a cold start can take a while. */
 const test = (name: string, fn: () => Promise<void>) => bunTest(name, fn, 30_000);
@@ -391,6 +392,15 @@ describe("serve", () => {
     }
   });
 
+  test("SIGTERM the moment the first line is out stops it cleanly (exit 0), not by the signal's default", async () => {
+    for (let i = 0; i < 3; i++) {
+      const proc = spawn(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "0" });
+      await watch(proc.stdout as ReadableStream<Uint8Array>, proc.exited).waitFor(/listening on/);
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(0);
+    }
+  });
+
   test("--port and --host flags win over the environment", async () => {
     const s = await startServe({ SERVICE_HOME: newHome(), GATEWAY_PORT: "1" }, ["--port", "0", "--host", "127.0.0.1"]);
     try {
@@ -408,6 +418,44 @@ describe("serve", () => {
     expect(r.stderr).toContain("HTTP_WEBHOOK_SECRET");
     expect(r.stdout).not.toContain("listening on");
   });
+
+  test("a config.json section of the wrong type exits 1 naming it", async () => {
+    const home = newHome();
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, "config.json"), '{"gateway": "x"}');
+    const r = await run(["serve"], { SERVICE_HOME: home, GATEWAY_PORT: "0" });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining("gateway")]);
+    expect(r.stdout).not.toContain("listening on");
+  });
+
+  bunTest.skipIf(!canMountTmpfs("serve on a read-only home"))("on a home it cannot write (a read-only file system): one line, exit 1, no stack", async () => {
+    const readOnly = mountTmpfs("4m");
+    try {
+      await readOnlyHome(readOnly);
+    } finally {
+      readOnly.unmount();
+    }
+  }, 30_000);
+
+  /** A home served once, and a home still to be made, on a file system turned read-only. */
+  async function readOnlyHome(readOnly: Tmpfs) {
+    const served = join(readOnly.dir, "home");
+    const s = await startServe({ SERVICE_HOME: served });
+    s.proc.kill("SIGTERM");
+    expect(await s.proc.exited).toBe(0);
+    readOnly.remount("ro");
+    for (const home of [served, join(readOnly.dir, "new")]) {
+      const r = await run(["serve"], { SERVICE_HOME: home, GATEWAY_PORT: "0", CLI_ENABLED: "false" });
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining(`the service home ${home} cannot be written (EROFS)`)]);
+      expect(r.stdout).not.toContain("listening on");
+    }
+    // a database elsewhere (DATABASE_URL) that cannot be opened for writing says so too
+    const r = await run(["serve"], { SERVICE_HOME: newHome(), DATABASE_URL: `file:${join(served, "service.db")}`, GATEWAY_PORT: "0", CLI_ENABLED: "false" });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/the database file:.* cannot be opened and written: .*\(SQLITE_(CANTOPEN|READONLY)\)/)]);
+  }
 
   test("invalid configuration exits 1 naming the problem", async () => {
     const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "abc" });

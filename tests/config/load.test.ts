@@ -264,6 +264,13 @@ describe("invalid configuration → ConfigError with a clear message", () => {
     expect(e.message).toMatch(/port/);
   });
 
+  test("a section that is not an object is refused with its name, as a wrong value inside one is (not the defaults in silence)", () => {
+    for (const [section, value] of [["gateway", "x"], ["llm", 3], ["http", ["a"]], ["agent", null], ["mcpServers", "x"]] as const) {
+      const e = configError(() => loadConfig(home({ [section]: value }), { GATEWAY_PORT: "4100" }));
+      expect(e.message).toContain(section);
+    }
+  });
+
   test("GATEWAY_PORT=abc names the variable and the value", () => {
     const e = configError(() => loadConfig(home(), { GATEWAY_PORT: "abc" }));
     expect(e.message).toContain("GATEWAY_PORT");

@@ -166,10 +166,41 @@ describe("the compiled binary", () => {
     const after = new OpenAI({ baseURL: `${again.url}/api/v1`, apiKey: token });
     const stored = await after.responses.retrieve(acknowledged.id);
     expect(stored).toMatchObject({ id: acknowledged.id, status: "failed", background: true, error: { code: "shutdown" } });
-    // its thread is there, and goes on
+    // with its input, which the thread goes on from
+    const input = await after.responses.inputItems.list(acknowledged.id);
+    expect(input.data).toEqual([expect.objectContaining({ type: "message", role: "user", content: [expect.objectContaining({ text: "work on it in the background" })] })]);
     llm.enqueue({ text: "picked up again" });
     const next = await after.responses.create({ model: "m", input: "again, please", previous_response_id: acknowledged.id });
     expect(next.output_text).toBe("picked up again");
+    expect(llm.lastChat().messages.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual(["work on it in the background", "again, please"]);
+    again.proc.kill("SIGTERM");
+    expect(await again.proc.exited).toBe(0);
+  }, 20_000);
+
+  test("killed (SIGKILL) after /api/chat/send's 202 while the model streams: the message is in the thread after a restart", async () => {
+    const s = await serve();
+    llm.enqueue({ text: Array.from({ length: 300 }, (_, i) => `token${i}`).join(" "), chunkDelayMs: 20 });
+    const chat = (path: string, init: RequestInit = {}) => fetch(`${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+    const res = await chat(`${s.url}/api/chat/send`, { method: "POST", body: JSON.stringify({ content: "please remember the blue door" }) });
+    expect(res.status).toBe(202);
+    const sent = (await res.json()) as { thread_id: string; response_id: string };
+    await llm.waitForTextChunks(llm.textChunksSent() + 5);
+    s.proc.kill("SIGKILL");
+    await s.proc.exited;
+
+    const again = await serve();
+    const history = await chat(`${again.url}/api/chat/history?thread_id=${sent.thread_id}`);
+    expect(history.status).toBe(200);
+    expect(((await history.json()) as any).items.map((i: any) => [i.role, i.content])).toEqual([["user", "please remember the blue door"]]);
+    const threads = ((await (await chat(`${again.url}/api/chat/threads`)).json()) as any).threads;
+    expect(threads.map((t: any) => t.id)).toContain(sent.thread_id);
+    const stored = await new OpenAI({ baseURL: `${again.url}/api/v1`, apiKey: token }).responses.retrieve(sent.response_id);
+    expect(stored).toMatchObject({ status: "failed", error: { code: "shutdown" } });
+    // and the conversation goes on from it
+    llm.enqueue({ text: "The blue door, yes." });
+    const next = await chat(`${again.url}/api/chat`, { method: "POST", body: JSON.stringify({ message: "what was it?", thread_id: sent.thread_id }) });
+    expect(((await next.json()) as any).response).toBe("The blue door, yes.");
+    expect(llm.lastChat().messages.map((m: any) => m.content)).toContain("please remember the blue door");
     again.proc.kill("SIGTERM");
     expect(await again.proc.exited).toBe(0);
   }, 20_000);

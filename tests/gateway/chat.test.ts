@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { KEEPALIVE_MS } from "../../src/http/sse";
 import { Type } from "@sinclair/typebox";
 import { defineTool } from "../../src/tools/tool";
+import { getResponse } from "../../src/store/conversations";
 import { chatEvents } from "../support/chat-events";
 import { startTestService, type TestService } from "../support/harness";
 
@@ -63,6 +64,28 @@ describe("local chat endpoints", () => {
     expect(history.items.map((i: any) => [i.role, i.content])).toEqual([
       ["user", "stream please"],
       ["assistant", "Streamed **answer** here."],
+    ]);
+  });
+
+  test("POST /api/chat/send stores the thread, the message and the response before its 202", async () => {
+    const stream = await events(t);
+    t.llm.enqueue({ text: "one two three four five six seven eight", chunkDelayMs: 30 });
+    const sent = await post(t, "/api/chat/send", { content: "keep this safe" });
+    expect(sent.status).toBe(202);
+    await t.llm.waitForTextChunks(t.llm.textChunksSent() + 2);
+    // while the model streams, the store holds what a kill would leave: the message, and the response failed/shutdown
+    const history = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json()) as any;
+    expect(history.items.map((i: any) => [i.role, i.content])).toEqual([["user", "keep this safe"]]);
+    const stored = await getResponse(t.service.services.db, sent.body.response_id);
+    expect(stored).toMatchObject({ status: "failed", error: { code: "shutdown" } });
+    // then the answer replaces it
+    await stream.until((e) => e.type === "turn.completed" && e.response_id === sent.body.response_id);
+    await stream.close();
+    expect((await getResponse(t.service.services.db, sent.body.response_id))?.status).toBe("completed");
+    const after = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json()) as any;
+    expect(after.items.map((i: any) => [i.role, i.content])).toEqual([
+      ["user", "keep this safe"],
+      ["assistant", "one two three four five six seven eight"],
     ]);
   });
 

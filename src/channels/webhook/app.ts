@@ -5,11 +5,12 @@ import { Elysia } from "elysia";
 import { newUuid } from "../../conversation/ids";
 import type { RateLimiter } from "../../auth/rate-limit";
 import { sameSecret } from "../../auth/tokens";
-import type { Db } from "../../store/db";
+import { storeUnavailable, type Db } from "../../store/db";
 import { getJob, insertJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
 import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
 import { jobRecord } from "./record";
+import { MAX_JSON_DEPTH, nestedTooDeep } from "../../http/body";
 import type { Logger } from "../../log";
 import type { JobWorker } from "./worker";
 
@@ -50,7 +51,8 @@ export interface WebhookDeps {
 
 /** The webhook channel's own app: POST /webhook queues a job, GET /jobs/{id} reports it. */
 export function webhookApp(d: WebhookDeps) {
-  const guard = (request: Request, ip: string, body: Uint8Array) => {
+  /** The rate limit, then the secret: `body` is what a signature may be computed over (none for a read). */
+  const guard = (request: Request, ip: string, body?: Uint8Array) => {
     const wait = d.limiter.take(ip);
     if (wait) throw new WebhookError(429, `rate limit exceeded; retry in ${wait} s`, { "retry-after": String(wait) });
     if (!authorized(request, body, d.secret)) throw new WebhookError(401, "missing or invalid webhook secret");
@@ -62,8 +64,10 @@ export function webhookApp(d: WebhookDeps) {
     .onError(({ code, error }) => {
       if (error instanceof WebhookError) return Response.json({ error: error.message }, { status: error.status, headers: error.headers });
       if (code === "NOT_FOUND") return Response.json({ error: "not found" }, { status: 404 });
-      d.log.error(`webhook: ${(error as Error)?.stack ?? String(error)}`);
-      return Response.json({ error: "server error" }, { status: 500 });
+      // the database is locked, full or read-only: the spec's 500, with the cause (never the statement, which quotes the message)
+      const down = storeUnavailable(error);
+      d.log.error(`webhook: ${down ? `the database is unavailable: ${down}` : ((error as Error)?.stack ?? String(error))}`);
+      return Response.json({ error: down ? `the database is unavailable: ${down}` : "server error" }, { status: 500 });
     })
     .post(
       "/webhook",
@@ -99,30 +103,42 @@ export function webhookApp(d: WebhookDeps) {
       { parse: "none" },
     )
     .get("/jobs/:id", async ({ request, params }) => {
-      guard(request, clientIp(request), new Uint8Array());
+      guard(request, clientIp(request));
       const job = await getJob(d.db, params.id);
       if (job?.source !== "webhook") throw new WebhookError(404, "job not found");
       return jobRecord(job);
     });
 }
 
-/** `X-Webhook-Secret` (constant time) or `X-Hub-Signature-256: sha256=<hmac of the raw body>`. */
-function authorized(request: Request, body: Uint8Array, secret: string): boolean {
+/**
+ * `X-Webhook-Secret` (constant time) or `X-Hub-Signature-256: sha256=<hmac of the raw body>`.
+ * A request without a body (a read) needs the secret: the HMAC of an empty body never changes,
+ * so it would be a second, static secret.
+ */
+function authorized(request: Request, body: Uint8Array | undefined, secret: string): boolean {
   const given = request.headers.get("x-webhook-secret");
   if (given !== null) return sameSecret(given, secret);
   const signature = request.headers.get("x-hub-signature-256");
-  if (!signature?.startsWith("sha256=")) return false;
+  if (!body || !signature?.startsWith("sha256=")) return false;
   const expected = createHmac("sha256", secret).update(body).digest();
   const got = Buffer.from(signature.slice(7), "hex");
   return got.length === expected.length && timingSafeEqual(got, expected);
 }
 
 function parseBody(raw: Uint8Array): WebhookRequest {
+  const notJson = new WebhookError(400, "body is not valid JSON");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+  } catch {
+    throw notJson;
+  }
+  if (nestedTooDeep(text)) throw new WebhookError(400, `body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+    value = JSON.parse(text);
   } catch {
-    throw new WebhookError(400, "body is not valid JSON");
+    throw notJson;
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new WebhookError(400, "body must be a JSON object");
   if (!Value.Check(WebhookRequest, value)) {

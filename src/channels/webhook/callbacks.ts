@@ -13,41 +13,70 @@ import { jobRecord } from "./record";
 export const CALLBACK_DELAYS_MS = [5_000, 15_000, 45_000, 120_000, 300_000];
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
-/** The destinations HTTP_CALLBACK_ALLOW_HOSTS allows: host names (`*.` for subdomains), IPs, CIDRs. */
+/** One entry of the allow list: the hosts it names, and its port (any when it names none). */
+interface Destination {
+  port: number | undefined;
+  host: (host: string, family: number) => boolean;
+}
+
+/**
+ * The destinations HTTP_CALLBACK_ALLOW_HOSTS allows: host names (`*.` for subdomains), IPs
+ * and CIDRs, each with an optional port (`hooks.lan:8080`, `[fd00::1]:8080`, `10.0.0.0/8:443`);
+ * an entry without a port allows every port of its hosts.
+ */
 export class CallbackAllowList {
-  readonly #names = new Set<string>();
-  readonly #suffixes: string[] = [];
-  readonly #addresses = new BlockList();
-  readonly empty: boolean;
+  readonly #destinations: Destination[] = [];
 
   constructor(entries: string[]) {
-    let count = 0;
     for (const raw of entries) {
-      const entry = raw.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+      const entry = raw.trim().toLowerCase();
       if (!entry) continue;
-      count++;
-      const [address, bits, extra] = entry.split("/");
-      const family = isIP(address!);
-      if (bits !== undefined) {
-        const prefix = Number(bits);
-        if (!family || extra !== undefined || !/^\d+$/.test(bits) || prefix > (family === 6 ? 128 : 32)) {
-          throw new ConfigError(`HTTP_CALLBACK_ALLOW_HOSTS: '${raw}' is not a CIDR like 10.0.0.0/8`);
-        }
-        this.#addresses.addSubnet(address!, prefix, family === 6 ? "ipv6" : "ipv4");
-      } else if (family) this.#addresses.addAddress(entry, family === 6 ? "ipv6" : "ipv4");
-      else if (entry.startsWith("*.")) this.#suffixes.push(entry.slice(1));
-      else this.#names.add(entry.replace(/\.$/, ""));
+      const [, bracketed, bare, port] = /^(?:\[([^\]]*)\]|([^:]*))(?::(\d+))?$/.exec(entry) ?? [undefined, undefined, entry];
+      if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65535)) {
+        throw new ConfigError(`HTTP_CALLBACK_ALLOW_HOSTS: '${raw}' names no port from 1 to 65535`);
+      }
+      this.#destinations.push({ port: port === undefined ? undefined : Number(port), host: hostMatcher(bracketed ?? bare!, raw) });
     }
-    this.empty = count === 0;
   }
 
-  /** A host name matches a name entry; an IP address matches an IP or CIDR entry (names are not resolved). */
+  get empty(): boolean {
+    return this.#destinations.length === 0;
+  }
+
+  /** A host name matches a name entry; an IP address matches an IP or CIDR entry (names are not resolved); the port must be the entry's, if it names one. */
   allows(url: URL): boolean {
     const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
     const family = isIP(host);
-    if (family) return this.#addresses.check(host, family === 6 ? "ipv6" : "ipv4");
-    return this.#names.has(host) || this.#suffixes.some((s) => host.endsWith(s));
+    const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+    return this.#destinations.some((d) => (d.port === undefined || d.port === port) && d.host(host, family));
   }
+}
+
+/** What the host part of an allow-list entry matches: a name, `*.` its subdomains, an address or a CIDR. */
+function hostMatcher(host: string, raw: string): Destination["host"] {
+  const [address, bits, extra] = host.split("/");
+  const family = isIP(address!);
+  const type = family === 6 ? "ipv6" : "ipv4";
+  if (bits !== undefined) {
+    const prefix = Number(bits);
+    if (!family || extra !== undefined || !/^\d+$/.test(bits) || prefix > (family === 6 ? 128 : 32)) {
+      throw new ConfigError(`HTTP_CALLBACK_ALLOW_HOSTS: '${raw}' is not a CIDR like 10.0.0.0/8`);
+    }
+    const range = new BlockList();
+    range.addSubnet(address!, prefix, type);
+    return (h, f) => f !== 0 && range.check(h, f === 6 ? "ipv6" : "ipv4");
+  }
+  if (family) {
+    const one = new BlockList();
+    one.addAddress(address!, type);
+    return (h, f) => f !== 0 && one.check(h, f === 6 ? "ipv6" : "ipv4");
+  }
+  if (!host || host.includes(":")) {
+    throw new ConfigError(`HTTP_CALLBACK_ALLOW_HOSTS: '${raw}' is not a host name, IP address or CIDR with an optional port (hooks.lan:8080, [fd00::1]:8080)`);
+  }
+  if (host.startsWith("*.")) return (h, f) => f === 0 && h.endsWith(host.slice(1));
+  const name = host.replace(/\.$/, "");
+  return (h, f) => f === 0 && h === name;
 }
 
 /** Why a callback_url is refused, or undefined when it is fine. */
@@ -62,7 +91,7 @@ export function callbackUrlProblem(value: string, allow: CallbackAllowList): str
     return "callback_url must be an http:// or https:// URL";
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return "callback_url must be an http:// or https:// URL";
-  if (!allow.allows(url)) return `callback_url: the host ${url.hostname} is not in HTTP_CALLBACK_ALLOW_HOSTS`;
+  if (!allow.allows(url)) return `callback_url: ${url.host} is not in HTTP_CALLBACK_ALLOW_HOSTS`;
   return undefined;
 }
 

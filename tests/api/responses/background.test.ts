@@ -2,6 +2,7 @@
 // finished responses; every route also under the legacy /v1 prefix.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { getGate, loadItems, loadResponseItems } from "../../../src/store/conversations";
 import { responses } from "../../../src/store/schema";
 import { startTestService, type TestService } from "../../support/harness";
 import { sseReader } from "../../support/responses-stream";
@@ -63,11 +64,31 @@ describe("background", () => {
     await t.llm.waitForTextChunks(2);
     const row = async () => (await t.service.services.db.select().from(responses).where(eq(responses.id, body.id)))[0];
     expect(await row()).toMatchObject({ status: "failed", error: { code: "shutdown" } });
+    // and the input with it: what input_items and a chained turn find after a kill
+    expect((await loadResponseItems(t.service.services.db, body.id)).input).toEqual([expect.objectContaining({ role: "user", content: "acknowledged work" })]);
     // the live turn is what GET shows meanwhile
     expect(await get(`/api/v1/responses/${body.id}`)).toMatchObject({ status: "in_progress" });
     for (let polled = await get(`/api/v1/responses/${body.id}`); polled.status !== "completed"; polled = await get(`/api/v1/responses/${body.id}`)) await Bun.sleep(5);
     expect(await row()).toMatchObject({ status: "completed", error: null });
     expect(JSON.stringify((await get(`/api/v1/responses/${body.id}/input_items`)).data)).toContain("acknowledged work");
+  });
+
+  test("a background resume stores its tool output at once and takes the gate along: it is never stored twice", async () => {
+    const tools = [{ type: "function", name: "lookup", description: "Look it up.", parameters: { type: "object", properties: {} } }];
+    t.llm.enqueue({ toolCalls: [{ name: "lookup", arguments: {} }] });
+    const paused = await t.respond({ model: MODEL, input: "look it up", tools });
+    const call = paused.body.output.find((o: any) => o.type === "function_call");
+    const threadId = paused.body.id.slice(37).replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, "$1-$2-$3-$4-$5");
+    t.llm.enqueue({ text: "one two three four five six", chunkDelayMs: 30 });
+    const resumed = await t.respond({ model: MODEL, background: true, previous_response_id: paused.body.id, tools, input: [{ type: "function_call_output", call_id: call.call_id, output: "42" }] });
+    await t.llm.waitForTextChunks(2);
+    expect(await getGate(t.service.services.db, threadId)).toBeUndefined();
+    // a second answer to the call is refused meanwhile (it waits for the thread, then finds no pending call)
+    const again = await t.respond({ model: MODEL, previous_response_id: paused.body.id, tools, input: [{ type: "function_call_output", call_id: call.call_id, output: "42" }] });
+    expect(again.status).toBe(400);
+    expect(await get(`/api/v1/responses/${resumed.body.id}`)).toMatchObject({ status: "completed" });
+    const outputs = (await loadItems(t.service.services.db, threadId)).filter((i) => i.type === "function_call_output");
+    expect(outputs).toHaveLength(1);
   });
 
   test("a background request naming someone else's response fails not_found at once, as a foreground one does", async () => {

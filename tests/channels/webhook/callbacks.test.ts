@@ -235,6 +235,28 @@ describe("the allow list and the schedule", () => {
     expect(() => new CallbackAllowList(["10.0.0.0/33"])).toThrow("HTTP_CALLBACK_ALLOW_HOSTS");
   });
 
+  test("an entry may name a port, and then allows only that one; without a port, any", () => {
+    const allow = new CallbackAllowList(["hooks.lan:8080", "*.example.com:443", "192.168.1.10:9000", "10.0.0.0/8:8443", "[fd00::1]:8080", "nas.lan"]);
+    const ok = (u: string) => callbackUrlProblem(u, allow) === undefined;
+    expect(ok("http://hooks.lan:8080/x")).toBe(true);
+    expect(ok("http://hooks.lan/x")).toBe(false);
+    expect(ok("http://hooks.lan:1/x")).toBe(false);
+    expect(ok("https://a.example.com/")).toBe(true); // 443, the scheme's own
+    expect(ok("http://a.example.com/")).toBe(false); // 80
+    expect(ok("http://192.168.1.10:9000/")).toBe(true);
+    expect(ok("http://192.168.1.10:9001/")).toBe(false);
+    expect(ok("https://10.2.3.4:8443/")).toBe(true);
+    expect(ok("https://10.2.3.4/")).toBe(false);
+    expect(ok("http://[fd00::1]:8080/")).toBe(true);
+    expect(ok("http://[fd00::1]:8081/")).toBe(false);
+    expect(ok("http://nas.lan:1880/")).toBe(true);
+    expect(ok("http://nas.lan/")).toBe(true);
+    expect(callbackUrlProblem("http://hooks.lan:1/x", allow)).toBe("callback_url: hooks.lan:1 is not in HTTP_CALLBACK_ALLOW_HOSTS");
+    for (const bad of ["hooks.lan:0", "hooks.lan:70000", "hooks.lan:http", ":8080", "a:b:c"]) {
+      expect(() => new CallbackAllowList([bad])).toThrow("HTTP_CALLBACK_ALLOW_HOSTS");
+    }
+  });
+
   test("the default schedule makes at least 5 attempts over at least a minute", () => {
     expect(CALLBACK_DELAYS_MS.length + 1).toBeGreaterThanOrEqual(5);
     expect(CALLBACK_DELAYS_MS.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(60_000);
