@@ -7,7 +7,7 @@ import { manifestProblem } from "../../src/extensions/manifest";
 import { SecretBox } from "../../src/extensions/secret-box";
 import { inspectModule, pack, unpack } from "../../src/extensions/wasm/abi";
 import { runWasmTool } from "../../src/extensions/wasm/host";
-import { isAllowed } from "../../src/extensions/wasm/network";
+import { isAllowed } from "../../src/extensions/hosts";
 import { tempDir } from "./support";
 import { testModuleWat, wat2wasm } from "./wat";
 
@@ -132,8 +132,8 @@ describe("WebAssembly sandbox", () => {
       minPages: 1,
       maxPages,
       timeoutMs: 5_000,
-      allow: [],
-      inject: {},
+      cpuMs: 5_000,
+      network: { allow: [], access: { allowPrivate: false, allowHosts: [] } },
       signal: new AbortController().signal,
       log: () => {},
       ...extra,
