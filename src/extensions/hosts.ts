@@ -83,7 +83,7 @@ export function allowEntryProblem(entry: string, access: WebAccess): string | un
   if (!kind) return undefined;
   if (kind === "cloud metadata") return "is a cloud metadata service, which an extension may never reach";
   if (access.allowHosts.some((h) => bare(h) === host)) return undefined;
-  return `is a ${kind} address: an extension reaches it only if an operator lists ${host} in tools.web.allowHosts`;
+  return `is ${/^[aeiou]/i.test(kind) ? "an" : "a"} ${kind} address: an extension reaches it only if an operator lists ${host} in tools.web.allowHosts`;
 }
 
 /** What is wrong with an entry of a credential's `hosts`: not a pattern, or outside the allow list. */
