@@ -131,6 +131,17 @@ describe("service extension: install, list, set-key, disable, enable, remove", (
     const listed = await cli(["list"]);
     expect(listed.out).toMatch(/lan\s+-\s+broken/);
     expect(listed.out).toContain(`"127.0.0.1:8123" is a loopback address: an extension reaches it only if an operator lists 127.0.0.1 in tools.web.allowHosts`);
+    const t = await startTestService({ keepHome: home });
+    try {
+      expect(t.service.services.tools.get("ext__lan__echo")).toBeUndefined();
+      expect(t.logs.join("\n")).toContain(`extension lan: not loaded: `);
+      const list = (await (await t.api("/api/extensions")).json()) as any;
+      const lan = list.extensions.find((e: any) => e.name === "lan");
+      expect(lan.state).toBe("error");
+      expect(lan.error).toContain(`"127.0.0.1:8123" is a loopback address`);
+    } finally {
+      await t.stop();
+    }
     expect((await cli(["remove", "lan"])).code).toBe(0);
   });
 
