@@ -113,8 +113,16 @@ export async function extension(argv: string[]): Promise<number> {
   }
   const env: Env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
   const paths = servicePaths(env);
-  // the operator's tools.web decides which loopback hosts an allow list may name
-  const access = () => loadConfig(paths, env).tools.web;
+  // the operator's tools.web decides which loopback hosts an allow list may name; list and
+  // set-key work without a readable config.json, and then allow none
+  const access = (): WebAccess => loadConfig(paths, env).tools.web;
+  const accessOrNone = (): WebAccess => {
+    try {
+      return access();
+    } catch {
+      return STRICT_ACCESS;
+    }
+  };
   const arg = positionals[0]!;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const fail = (line: string) => (process.stderr.write(`service: ${line}\n`), 1);
@@ -138,7 +146,7 @@ export async function extension(argv: string[]): Promise<number> {
       return 0;
     }
     case "list":
-      return list(paths, env, f.json === true, tryAccess(access));
+      return list(paths, env, f.json === true, accessOrNone());
     case "remove": {
       if (!removeExtension(paths.home, arg)) return fail(`no extension named ${arg} is installed`);
       await withDatabase(paths, env, (db, store) => store(db).forget(arg)).catch((e) =>
@@ -154,7 +162,7 @@ export async function extension(argv: string[]): Promise<number> {
       return 0;
     }
     case "set-key":
-      return setKey(paths, env, arg, tryAccess(access));
+      return setKey(paths, env, arg, accessOrNone());
   }
   return 2;
 }
@@ -169,15 +177,6 @@ async function withDatabase<T>(paths: Paths, env: Env, fn: (db: Database, store:
     return await fn(db, (d) => new CredentialStore(d.db, paths.home, () => {}, (m) => process.stderr.write(`service: ${m}\n`)));
   } finally {
     db.close();
-  }
-}
-
-/** The operator's tools.web, or no exceptions when config.json cannot be read (list and set-key still work). */
-function tryAccess(access: () => WebAccess): WebAccess {
-  try {
-    return access();
-  } catch {
-    return STRICT_ACCESS;
   }
 }
 

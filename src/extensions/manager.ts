@@ -106,7 +106,7 @@ export class ExtensionManager {
     for (const key of await this.credentials.instanceKeys()) this.secrets.add(key);
     if (this.#loaded.size) this.o.log(`extensions: ${[...this.#loaded.keys()].join(", ")}`);
     if ([...this.#loaded.values()].some((e) => e.wasm) && !usageMeasurable()) {
-      this.o.log("extensions: this system has no /proc, so only the wall time of WebAssembly calls is limited, not their CPU time");
+      this.o.log("extensions: this system has no /proc, so WebAssembly calls are limited in wall time and module memory only, not in CPU time");
     }
   }
 

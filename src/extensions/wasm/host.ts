@@ -9,7 +9,7 @@ const MAX_LINE_BYTES = 8 * 1024 * 1024;
 const STDERR_TAIL_CHARS = 1_000;
 /**
  * What the sandbox process may hold besides the module's memory: the runtime itself (about
- * 40 MiB), compiled code, tables and the replies it passes on. Past that it is stopped.
+ * 50 MiB), compiled code, tables and the replies it passes on. Past that it is stopped.
  */
 export const RUNTIME_ALLOWANCE_BYTES = 128 * 1024 * 1024;
 
