@@ -93,6 +93,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     home: opts.paths.home,
     db: database.db,
     registry: tools,
+    access: config.tools.web,
     log,
     connectUrl: (name, threadId) => `${publicUrl}/extensions/connect/${name}${threadId ? `?thread=${threadId}` : ""}`,
   });

@@ -2,8 +2,10 @@ import type { ParseArgsConfig } from "node:util";
 import { databaseUrl, loadConfig, servicePaths, type Env, type Paths } from "../config/load";
 import { CredentialStore } from "../extensions/credentials";
 import { findInstalled, installExtension, listInstalled, removeExtension, setEnabled, type Installed } from "../extensions/installed";
-import { credentialsOf, extensionToolName, ManifestError } from "../extensions/manifest";
+import { STRICT_ACCESS } from "../extensions/hosts";
+import { credentialsOf, extensionToolName, ManifestError, manifestWarnings } from "../extensions/manifest";
 import { openDatabase, type Database } from "../store/db";
+import type { WebAccess } from "../tools/builtin/web-guard";
 import { parseSubcommand, UsageError } from "./args";
 
 export const EXTENSION_USAGE = `Usage: service extension <command> [options]
@@ -30,6 +32,12 @@ const USAGES: Record<string, string> = {
 Checks the folder's extension.json (name, tools, runtime, credentials) and, for a
 WebAssembly runtime, its module; then copies the folder to $SERVICE_HOME/extensions/<name>/
 and enables it. Its tools are named ext__<name>__<tool>.
+
+A WebAssembly extension's network allow list may not hold bare wildcards or wildcards over
+a public suffix (*, *.com, *.co.uk), nor loopback, link-local or cloud metadata hosts
+(localhost, 127.0.0.1, 169.254.169.254, metadata.google.internal); a loopback or
+link-local host listed in tools.web.allowHosts of config.json is let through. Its limits
+are at most 60 s of CPU time (cpuMs) and 1 GiB of memory (memoryPages: 16384) a call.
 
 Options:
   --force             replace an installed extension of the same name (its state is kept)
@@ -105,6 +113,16 @@ export async function extension(argv: string[]): Promise<number> {
   }
   const env: Env = { ...process.env, ...(f.home ? { SERVICE_HOME: f.home as string } : {}) };
   const paths = servicePaths(env);
+  // the operator's tools.web decides which loopback hosts an allow list may name; list and
+  // set-key work without a readable config.json, and then allow none
+  const access = (): WebAccess => loadConfig(paths, env).tools.web;
+  const accessOrNone = (): WebAccess => {
+    try {
+      return access();
+    } catch {
+      return STRICT_ACCESS;
+    }
+  };
   const arg = positionals[0]!;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const fail = (line: string) => (process.stderr.write(`service: ${line}\n`), 1);
@@ -113,13 +131,14 @@ export async function extension(argv: string[]): Promise<number> {
     case "install": {
       let result;
       try {
-        result = installExtension(paths.home, arg, { force: f.force === true });
+        result = installExtension(paths.home, arg, { force: f.force === true, access: access() });
       } catch (e) {
         if (e instanceof ManifestError) return fail(`cannot install ${arg}: ${e.message}`);
         throw e;
       }
       const m = result.manifest;
       out(`${result.replaced ? "replaced" : "installed"} ${m.name} ${m.version}: ${m.tools.map((t) => extensionToolName(m.name, t.name)).join(", ")}`);
+      for (const warning of manifestWarnings(m)) process.stderr.write(`service: warning: ${warning}\n`);
       const c = credentialsOf(m);
       if (c.type === "api_key") out(`it needs its ${c.name}: run \`service extension set-key ${m.name}\``);
       if (c.type === "oauth2") out(`each user connects it (OAuth) from the web UI`);
@@ -127,7 +146,7 @@ export async function extension(argv: string[]): Promise<number> {
       return 0;
     }
     case "list":
-      return list(paths, env, f.json === true);
+      return list(paths, env, f.json === true, accessOrNone());
     case "remove": {
       if (!removeExtension(paths.home, arg)) return fail(`no extension named ${arg} is installed`);
       await withDatabase(paths, env, (db, store) => store(db).forget(arg)).catch((e) =>
@@ -143,7 +162,7 @@ export async function extension(argv: string[]): Promise<number> {
       return 0;
     }
     case "set-key":
-      return setKey(paths, env, arg);
+      return setKey(paths, env, arg, accessOrNone());
   }
   return 2;
 }
@@ -161,8 +180,8 @@ async function withDatabase<T>(paths: Paths, env: Env, fn: (db: Database, store:
   }
 }
 
-async function list(paths: Paths, env: Env, json: boolean): Promise<number> {
-  const installed = listInstalled(paths.home);
+async function list(paths: Paths, env: Env, json: boolean, access: WebAccess): Promise<number> {
+  const installed = listInstalled(paths.home, access);
   // whether each API key is set; without the database the list is still worth printing
   const keys = new Map<string, boolean>();
   if (installed.some((e) => e.manifest && credentialsOf(e.manifest).type === "api_key")) {
@@ -212,8 +231,8 @@ function row(e: Installed, keySet: boolean | undefined) {
   };
 }
 
-async function setKey(paths: Paths, env: Env, name: string): Promise<number> {
-  const ext = findInstalled(paths.home, name);
+async function setKey(paths: Paths, env: Env, name: string, access: WebAccess): Promise<number> {
+  const ext = findInstalled(paths.home, name, access);
   if (!ext) {
     process.stderr.write(`service: no extension named ${name} is installed\n`);
     return 1;

@@ -1,5 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
+import type { WebAccess } from "../tools/builtin/web-guard";
+import { STRICT_ACCESS } from "./hosts";
 import { DEFAULT_MEMORY_PAGES, inspectModule, type ModuleShape } from "./wasm/abi";
 import { EXTENSION_NAME, ManifestError, readManifest, type Manifest, type WasmRuntime } from "./manifest";
 
@@ -52,9 +54,12 @@ export function checkWasmModule(dir: string, m: Manifest & { runtime: WasmRuntim
   }
 }
 
-/** Reads and checks an extension folder: its manifest and, for wasm, its module. */
-export function checkExtension(dir: string): Manifest {
-  const m = readManifest(dir);
+/**
+ * Reads and checks an extension folder: its manifest and, for wasm, its module. `access`
+ * is the operator's `tools.web` (a loopback host it lists may be on an allow list).
+ */
+export function checkExtension(dir: string, access: WebAccess = STRICT_ACCESS): Manifest {
+  const m = readManifest(dir, access);
   if (m.runtime.type === "wasm") checkWasmModule(dir, m as Manifest & { runtime: WasmRuntime });
   else if (/[\\/]/.test(m.runtime.command) && !isAbsolute(m.runtime.command) && !existsSync(resolve(dir, m.runtime.command))) {
     throw new ManifestError(`runtime.command ${m.runtime.command} does not exist in ${dir}`);
@@ -62,7 +67,11 @@ export function checkExtension(dir: string): Manifest {
   return m;
 }
 
-export function listInstalled(home: string): Installed[] {
+/**
+ * The installed extensions, each checked as at install: one that no longer passes (an
+ * allow list or limits this version refuses, say) is listed with its error and not loaded.
+ */
+export function listInstalled(home: string, access: WebAccess = STRICT_ACCESS): Installed[] {
   const root = extensionsDir(home);
   if (!existsSync(root)) return [];
   const state = readState(home);
@@ -73,7 +82,7 @@ export function listInstalled(home: string): Installed[] {
       const dir = join(root, name);
       const enabled = state[name]?.enabled ?? true;
       try {
-        const manifest = checkExtension(dir);
+        const manifest = checkExtension(dir, access);
         if (manifest.name !== name) return { name, dir, enabled, error: `its manifest names it ${manifest.name}` };
         return { name, dir, enabled, manifest };
       } catch (e) {
@@ -82,18 +91,22 @@ export function listInstalled(home: string): Installed[] {
     });
 }
 
-export function findInstalled(home: string, name: string): Installed | undefined {
-  return listInstalled(home).find((e) => e.name === name);
+export function findInstalled(home: string, name: string, access: WebAccess = STRICT_ACCESS): Installed | undefined {
+  return listInstalled(home, access).find((e) => e.name === name);
 }
 
 /**
  * Checks the folder, then copies it to `extensions/<name>/` (enabled). An installed
  * extension of the same name is replaced only with `force`, and keeps its enabled state.
  */
-export function installExtension(home: string, source: string, opts: { force?: boolean } = {}): { manifest: Manifest; replaced: boolean } {
+export function installExtension(
+  home: string,
+  source: string,
+  opts: { force?: boolean; access?: WebAccess } = {},
+): { manifest: Manifest; replaced: boolean } {
   const from = resolve(source);
   if (!existsSync(from) || !statSync(from).isDirectory()) throw new ManifestError(`${source} is not a folder`);
-  const manifest = checkExtension(from);
+  const manifest = checkExtension(from, opts.access);
   const root = extensionsDir(home);
   const target = join(root, manifest.name);
   const replaced = existsSync(target);

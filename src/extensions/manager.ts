@@ -6,6 +6,7 @@ import type { Db } from "../store/db";
 import { jsonSchema } from "../tools/json-schema";
 import type { Logger } from "../log";
 import type { ToolRegistry } from "../tools/registry";
+import type { WebAccess } from "../tools/builtin/web-guard";
 import type { Tool } from "../tools/tool";
 import { CredentialStore } from "./credentials";
 import { checkWasmModule, listInstalled, type Installed } from "./installed";
@@ -13,15 +14,17 @@ import {
   credentialsOf,
   EXTENSION_TOOL_PREFIX,
   extensionToolName,
+  manifestWarnings,
   type CredentialsSpec,
   type Manifest,
   type McpRuntime,
   type WasmRuntime,
 } from "./manifest";
 import { SecretSet } from "./redaction";
-import { DEFAULT_TIMEOUT_MS } from "./wasm/abi";
+import { DEFAULT_CPU_MS, DEFAULT_TIMEOUT_MS } from "./wasm/abi";
 import { runWasmTool } from "./wasm/host";
-import type { Injection } from "./wasm/network";
+import type { BoundCredential } from "./wasm/network";
+import { usageMeasurable } from "./wasm/usage";
 
 /** A tool that cannot run until its extension is connected: where the user does that. */
 export interface AuthNeed {
@@ -57,6 +60,8 @@ export interface ExtensionManagerOptions {
   home: string;
   db: Db;
   registry: ToolRegistry;
+  /** The operator's `tools.web`: the private-address guard of `web_fetch` holds for extensions too. */
+  access: WebAccess;
   log: Logger;
   /** The web UI page that connects an extension (OAuth), for a gate of this thread. */
   connectUrl: (extension: string, threadId?: string) => string;
@@ -84,7 +89,7 @@ export class ExtensionManager {
 
   /** Reads the installed extensions and registers the tools of the enabled ones. */
   async load(): Promise<void> {
-    this.#installed = listInstalled(this.o.home);
+    this.#installed = listInstalled(this.o.home, this.o.access);
     for (const ext of this.#installed) {
       if (!ext.enabled) continue;
       if (!ext.manifest) {
@@ -93,6 +98,7 @@ export class ExtensionManager {
       }
       try {
         this.#register(ext.name, ext.dir, ext.manifest);
+        for (const warning of manifestWarnings(ext.manifest)) this.o.log(`extension ${ext.name}: ${warning}`);
       } catch (e) {
         ext.error = (e as Error).message;
         this.o.log(`extension ${ext.name}: not loaded: ${ext.error}`);
@@ -100,6 +106,9 @@ export class ExtensionManager {
     }
     for (const key of await this.credentials.instanceKeys()) this.secrets.add(key);
     if (this.#loaded.size) this.o.log(`extensions: ${[...this.#loaded.keys()].join(", ")}`);
+    if ([...this.#loaded.values()].some((e) => e.wasm) && !usageMeasurable()) {
+      this.o.log("extensions: this system has no /proc, so WebAssembly calls are limited in wall time and module memory only, not in CPU time");
+    }
   }
 
   /** Starts the MCP servers of extensions that have what they need. */
@@ -240,30 +249,33 @@ export class ExtensionManager {
       minPages: wasm.minPages,
       maxPages: wasm.maxPages,
       timeoutMs: runtime.limits?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      allow: runtime.network?.allow ?? [],
-      inject: await this.#injection(ext, ctx.userId),
+      cpuMs: runtime.limits?.cpuMs ?? DEFAULT_CPU_MS,
+      network: { allow: runtime.network?.allow ?? [], access: this.o.access, credential: await this.#credential(ext, ctx.userId) },
       signal: ctx.signal,
       log: (m) => this.o.log(`extension ${ext.name}: ${this.secrets.redactor?.redact(m) ?? m}`),
     });
   }
 
-  /** Where the host puts the credential in a module's requests; the module never sees it. */
-  async #injection(ext: Loaded, userId: string): Promise<Injection> {
+  /**
+   * The credential the host adds to a module's requests to the hosts the manifest binds it
+   * to (none bound: it goes nowhere); the module never sees it.
+   */
+  async #credential(ext: Loaded, userId: string): Promise<BoundCredential | undefined> {
     const c = ext.credentials;
     if (c.type === "api_key") {
       const key = await this.credentials.apiKey(ext.name);
       if (!key) throw new Error(this.#missingKey(ext));
-      if (c.query) return { query: { name: c.query, value: key } };
+      if (c.query) return { hosts: c.hosts ?? [], query: { name: c.query, value: key }, secret: key };
       const header = c.header ?? "Authorization";
       const prefix = c.prefix ?? (header.toLowerCase() === "authorization" ? "Bearer " : "");
-      return { headers: { [header]: prefix + key } };
+      return { hosts: c.hosts ?? [], header: { name: header, value: prefix + key }, secret: key };
     }
     if (c.type === "oauth2") {
       const tokens = await this.credentials.tokens(ext.name, userId, c);
       if (!tokens) throw new Error(`the extension ${ext.name} is not connected; connect it in the web UI at ${this.o.connectUrl(ext.name)}`);
-      return { headers: { Authorization: `Bearer ${tokens.access_token}` } };
+      return { hosts: c.hosts ?? [], header: { name: "Authorization", value: `Bearer ${tokens.access_token}` }, secret: tokens.access_token };
     }
-    return {};
+    return undefined;
   }
 
   #missingKey(ext: Loaded): string {

@@ -2,6 +2,9 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { WebAccess } from "../tools/builtin/web-guard";
+import { allowEntryProblem, boundHostProblem, STRICT_ACCESS } from "./hosts";
+import { DEFAULT_CPU_MS, DEFAULT_MEMORY_PAGES, MAX_CPU_MS, MAX_MEMORY_PAGES, PAGE_BYTES } from "./wasm/abi";
 
 export const MANIFEST_FILE = "extension.json";
 export const EXTENSION_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
@@ -35,7 +38,7 @@ export const WasmRuntime = Type.Object({
   module: Type.String({ minLength: 1 }),
   network: Type.Optional(
     Type.Object({
-      /** Hosts `host.http_get` may reach: `api.example.com`, `*.example.com`, `127.0.0.1:8080`. */
+      /** Hosts `host.http_get` may reach: `api.example.com`, `*.example.com`, `api.example.com:8443` (see hosts.ts). */
       allow: Type.Array(Type.String({ minLength: 1 })),
     }),
   ),
@@ -43,8 +46,10 @@ export const WasmRuntime = Type.Object({
     Type.Object({
       /** Wall time of one call, HTTP included (default 10 s). */
       timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 600_000 })),
-      /** The most 64 KiB pages of memory the module may have (default 256: 16 MiB). */
-      memoryPages: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
+      /** CPU time of one call (default 5 s, at most 60 s). */
+      cpuMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CPU_MS })),
+      /** The most 64 KiB pages of memory the module may have (default 4096: 256 MiB; at most 16384: 1 GiB). */
+      memoryPages: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_MEMORY_PAGES })),
     }),
   ),
 });
@@ -52,9 +57,17 @@ export const WasmRuntime = Type.Object({
 export const NoCredentials = Type.Object({ type: Type.Literal("none") });
 
 /**
+ * The hosts a WebAssembly extension's credential is sent to (patterns as in the allow list,
+ * each on it). Without it the credential is sent nowhere: an extension whose key went to
+ * every host it may reach could hand it to any of them.
+ */
+const BoundHosts = Type.Optional(Type.Array(Type.String({ minLength: 1 })));
+
+/**
  * An API key the operator enters once. The host puts it where the manifest says: an MCP
- * server gets it in the environment variable `env`; a WebAssembly tool's HTTP requests carry
- * it in `header` (default `Authorization: Bearer <key>`) or in the query parameter `query`.
+ * server gets it in the environment variable `env`; a WebAssembly tool's HTTP requests to
+ * `hosts` carry it in `header` (default `Authorization: Bearer <key>`) or in the query
+ * parameter `query`.
  */
 export const ApiKeyCredentials = Type.Object({
   type: Type.Literal("api_key"),
@@ -65,6 +78,7 @@ export const ApiKeyCredentials = Type.Object({
   /** Put before the key in `header` (default `Bearer ` for Authorization, else nothing). */
   prefix: Type.Optional(Type.String()),
   query: Type.Optional(Type.String({ minLength: 1 })),
+  hosts: BoundHosts,
 });
 
 /** OAuth 2 authorization code with PKCE, per user, started from the web UI. */
@@ -76,6 +90,8 @@ export const OAuth2Credentials = Type.Object({
   /** Only for providers that insist on a confidential client; PKCE needs none. */
   clientSecret: Type.Optional(Type.String({ minLength: 1 })),
   scopes: Type.Array(Type.String({ minLength: 1 })),
+  /** The hosts the access token is sent to, as for an API key. */
+  hosts: BoundHosts,
 });
 
 export const Credentials = Type.Union([NoCredentials, ApiKeyCredentials, OAuth2Credentials]);
@@ -121,11 +137,28 @@ function firstError(schema: TSchema, value: unknown, at: string): string | undef
   return `${path}: ${e.message}`;
 }
 
+const mib = (pages: number) => (pages * PAGE_BYTES) / 1024 / 1024;
+const size = (pages: number) => (mib(pages) >= 1024 ? `${mib(pages) / 1024} GiB` : `${mib(pages)} MiB`);
+
+/** Limits past what any extension may have, said before TypeBox says "less or equal". */
+function limitsProblem(limits: unknown): string | undefined {
+  if (!isObject(limits)) return undefined;
+  const { memoryPages, cpuMs } = limits;
+  if (typeof memoryPages === "number" && memoryPages > MAX_MEMORY_PAGES) {
+    return `runtime.limits.memoryPages: ${memoryPages} pages (${size(memoryPages)}) is more than an extension may have: at most ${MAX_MEMORY_PAGES} pages (${size(MAX_MEMORY_PAGES)}), default ${DEFAULT_MEMORY_PAGES} (${size(DEFAULT_MEMORY_PAGES)})`;
+  }
+  if (typeof cpuMs === "number" && cpuMs > MAX_CPU_MS) {
+    return `runtime.limits.cpuMs: ${cpuMs} ms is more CPU time than an extension may have: at most ${MAX_CPU_MS} ms a call, default ${DEFAULT_CPU_MS}`;
+  }
+  return undefined;
+}
+
 /**
  * What is wrong with a parsed extension.json, in words an operator can act on (a TypeBox
- * union error only says "Expected union value"); undefined when it is well-formed.
+ * union error only says "Expected union value"); undefined when it is well-formed. `access`
+ * is the operator's `tools.web`: a loopback host it names may be on the allow list.
  */
-export function manifestProblem(m: unknown): string | undefined {
+export function manifestProblem(m: unknown, access: WebAccess = STRICT_ACCESS): string | undefined {
   if (!isObject(m)) return "extension.json must hold a JSON object";
   if (typeof m.name !== "string" || !EXTENSION_NAME.test(m.name)) {
     return `name must be 1 to 32 characters of a-z, 0-9, _ and -, starting with a letter or digit (got ${JSON.stringify(m.name)})`;
@@ -149,12 +182,13 @@ export function manifestProblem(m: unknown): string | undefined {
     const p = firstError(McpRuntime, r, "runtime");
     if (p) return p;
   } else if (r.type === "wasm") {
-    const p = firstError(WasmRuntime, r, "runtime");
+    const p = limitsProblem(r.limits) ?? firstError(WasmRuntime, r, "runtime");
     if (p) return p;
     const mod = r.module as string;
     if (mod.startsWith("/") || mod.split(/[\\/]/).includes("..")) return "runtime.module must be a path inside the extension's folder";
-    for (const host of (r as WasmRuntime).network?.allow ?? []) {
-      if (!allowEntryValid(host)) return `runtime.network.allow: ${JSON.stringify(host)} is not a host name, *.domain or host:port`;
+    for (const entry of (r as WasmRuntime).network?.allow ?? []) {
+      const problem = allowEntryProblem(entry, access);
+      if (problem) return `runtime.network.allow: ${JSON.stringify(entry)} ${problem}`;
     }
   } else {
     return `runtime.type must be "mcp" or "wasm"`;
@@ -167,6 +201,14 @@ export function manifestProblem(m: unknown): string | undefined {
   if (!schema) return `credentials.type must be "none", "api_key" or "oauth2"`;
   const p = firstError(schema, c, "credentials");
   if (p) return p;
+  if (Array.isArray(c.hosts)) {
+    if (r.type === "mcp") return "credentials.hosts is for wasm runtimes: a bundled MCP server gets its key in env and makes its own requests";
+    const allow = (r as WasmRuntime).network?.allow ?? [];
+    for (const entry of c.hosts as string[]) {
+      const problem = boundHostProblem(entry, allow);
+      if (problem) return `credentials.hosts: ${JSON.stringify(entry)} ${problem}`;
+    }
+  }
   if (c.type === "api_key") {
     if (r.type === "mcp" && !c.env) return "credentials.env is needed: the bundled MCP server gets the key in that environment variable";
     if (c.header && c.query) return "credentials: give header or query, not both";
@@ -183,15 +225,20 @@ export function manifestProblem(m: unknown): string | undefined {
   return undefined;
 }
 
-/** `api.example.com`, `*.example.com`, `127.0.0.1:8080`, `[::1]:8080`. */
-function allowEntryValid(entry: string): boolean {
-  const plain = entry.startsWith("*.") ? entry.slice(2) : entry;
-  if (/[/?#@\s*\\]/.test(plain) || !URL.canParse(`http://${plain}`)) return false;
-  return new URL(`http://${plain}`).hostname.length > 0;
+/**
+ * What a well-formed manifest does that its author may not mean, for install to print and
+ * the service to log: a WebAssembly extension's credential bound to no host is sent nowhere.
+ */
+export function manifestWarnings(m: Manifest): string[] {
+  const c = credentialsOf(m);
+  if (m.runtime.type !== "wasm" || c.type === "none" || c.hosts?.length) return [];
+  const what = c.type === "api_key" ? "API key" : "OAuth access token";
+  const example = m.runtime.network?.allow.find((a) => !a.startsWith("*.")) ?? "api.example.com";
+  return [`credentials.hosts is not set, so its ${what} is sent to no host; list the hosts it is for in extension.json, e.g. "hosts": ["${example}"]`];
 }
 
 /** Reads and checks `<dir>/extension.json`; throws ManifestError saying what is wrong. */
-export function readManifest(dir: string): Manifest {
+export function readManifest(dir: string, access: WebAccess = STRICT_ACCESS): Manifest {
   const file = join(dir, MANIFEST_FILE);
   if (!existsSync(file)) throw new ManifestError(`${file} does not exist`);
   let parsed: unknown;
@@ -200,7 +247,7 @@ export function readManifest(dir: string): Manifest {
   } catch (e) {
     throw new ManifestError(`${file} is not valid JSON: ${(e as Error).message}`);
   }
-  const problem = manifestProblem(parsed);
+  const problem = manifestProblem(parsed, access);
   if (problem) throw new ManifestError(`${file}: ${problem}`);
   return parsed as Manifest;
 }

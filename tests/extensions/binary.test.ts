@@ -1,5 +1,6 @@
 // The compiled binary, run from an empty directory: it installs an extension and runs its
-// WebAssembly tool in the sandbox process it starts from itself (`service __wasm-sandbox`).
+// WebAssembly tool in the sandbox process it starts from itself (`service __wasm-sandbox`),
+// refuses an allow list that reaches too far, and stops a looping module at its CPU limit.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdirSync } from "node:fs";
@@ -45,12 +46,37 @@ afterAll(async () => {
   tmp.cleanup();
 });
 
+/** One turn of the model calling `tool`; the tool's output as the model got it. */
+async function turn(url: string, tool: string, args: unknown = {}): Promise<string> {
+  llm.enqueue({ toolCalls: [{ name: tool, arguments: args }] }, { text: "Done." });
+  const res = await fetch(`${url}/api/v1/responses`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", input: `run ${tool}` }),
+  });
+  const body = (await res.json()) as any;
+  expect(body.status).toBe("completed");
+  return llm.lastChat().messages.find((m: any) => m.role === "tool").content;
+}
+
 describe("the compiled binary", () => {
-  test("installs a WebAssembly extension and runs its tool through the agent", async () => {
+  test("refuses to install an extension whose allow list reaches every .com host, saying which entry", async () => {
+    const source = writeWasmExtension(tmp.dir, { name: "wide", allow: ["api.example.com", "*.com"] });
+    const install = run(["extension", "install", source]);
+    expect(await install.exited).toBe(1);
+    expect(await new Response(install.stderr).text()).toBe(
+      `service: cannot install ${source}: ${source}/extension.json: runtime.network.allow: "*.com" is a wildcard over the public suffix com, whose names anyone can register: list the domains under it instead\n`,
+    );
+    expect(existsSync(join(home, "extensions", "wide"))).toBe(false);
+  }, 30_000);
+
+  test("installs a WebAssembly extension and runs its tool through the agent; a looping one stops at its CPU limit", async () => {
     const source = writeWasmExtension(tmp.dir);
     const install = run(["extension", "install", source]);
     expect(await install.exited).toBe(0);
     expect(await new Response(install.stdout).text()).toContain("installed wasmtest 1.2.3");
+    const looper = writeWasmExtension(tmp.dir, { name: "looper", limits: { timeoutMs: 120_000, cpuMs: 1_000 } });
+    expect(await run(["extension", "install", looper]).exited).toBe(0);
     const list = run(["extension", "list"]);
     expect(await new Response(list.stdout).text()).toMatch(/wasmtest\s+1\.2\.3\s+enabled\s+wasm/);
 
@@ -68,15 +94,13 @@ describe("the compiled binary", () => {
       while (!(await reader.read()).done);
     })();
 
-    llm.enqueue({ toolCalls: [{ name: "ext__wasmtest__echo", arguments: { text: "from the binary" } }] }, { text: "Echoed." });
-    const res = await fetch(`${url}/api/v1/responses`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "m", input: "echo it" }),
-    });
-    const body = (await res.json()) as any;
-    expect(body.status).toBe("completed");
-    const tool = llm.lastChat().messages.find((m: any) => m.role === "tool");
-    expect(tool.content).toContain('{"text":"from the binary"}');
-  }, 60_000);
+    expect(await turn(url, "ext__wasmtest__echo", { text: "from the binary" })).toContain('{"text":"from the binary"}');
+
+    const started = performance.now();
+    expect(await turn(url, "ext__looper__spin")).toContain("Error: ext__looper__spin failed: used its 1 s of CPU time and was stopped");
+    expect(performance.now() - started).toBeLessThan(60_000);
+    // the service is unharmed: it answers, and runs the next call
+    expect((await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect(await turn(url, "ext__looper__echo", { text: "after the loop" })).toContain('{"text":"after the loop"}');
+  }, 120_000);
 });

@@ -1,7 +1,7 @@
 // `service extension ...` as a user runs it: real processes on a temp service home.
 import { afterAll, beforeAll, describe, expect, test as bunTest } from "bun:test";
 import { createClient } from "@libsql/client";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startTestService } from "../support/harness";
 import { tempDir, writeWasmExtension } from "./support";
@@ -60,7 +60,10 @@ describe("service extension: usage", () => {
 describe("service extension: install, list, set-key, disable, enable, remove", () => {
   test("install checks the folder and copies it in, enabled", async () => {
     const r = await cli(["install", source]);
-    expect(r.err).toBe("");
+    // its key is bound to no host: installed, with a warning that it is sent nowhere
+    expect(r.err).toBe(
+      'service: warning: credentials.hosts is not set, so its API key is sent to no host; list the hosts it is for in extension.json, e.g. "hosts": ["api.example.com"]\n',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toContain("installed wasmtest 1.2.3: ext__wasmtest__echo, ext__wasmtest__spin, ext__wasmtest__grow");
     expect(r.out).toContain("service extension set-key wasmtest");
@@ -92,6 +95,54 @@ describe("service extension: install, list, set-key, disable, enable, remove", (
     expect((await cli(["install", join(tmp.dir, "nowhere")])).err).toContain("is not a folder");
     expect(existsSync(join(home, "extensions", "broken"))).toBe(false);
     expect(existsSync(join(home, "extensions", "Not A Name"))).toBe(false);
+  });
+
+  test("an allow list over a public suffix, loopback or metadata is refused naming the entry; config.json can let a loopback host through", async () => {
+    const refused: [string, string][] = [
+      ["*", `"*" is a bare wildcard`],
+      ["*.com", `"*.com" is a wildcard over the public suffix com`],
+      ["*.co.uk", `"*.co.uk" is a wildcard over the public suffix co.uk`],
+      ["localhost:8080", `"localhost:8080" is a loopback address`],
+      ["127.0.0.1", `"127.0.0.1" is a loopback address`],
+      ["169.254.169.254", `"169.254.169.254" is a cloud metadata service`],
+      ["metadata.google.internal", `"metadata.google.internal" is a cloud metadata service`],
+    ];
+    const results = await Promise.all(
+      refused.map(([entry]) => cli(["install", writeWasmExtension(tmp.dir, { name: "wide", allow: ["api.example.com", entry] })])),
+    );
+    for (const [i, r] of results.entries()) {
+      expect(r.code).toBe(1);
+      expect(r.err).toStartWith(`service: cannot install `);
+      expect(r.err).toContain(`runtime.network.allow: ${refused[i]![1]}`);
+    }
+    expect(existsSync(join(home, "extensions", "wide"))).toBe(false);
+
+    const lan = writeWasmExtension(tmp.dir, { name: "lan", allow: ["127.0.0.1:8123"] });
+    writeFileSync(join(home, "config.json"), JSON.stringify({ tools: { web: { allowHosts: ["127.0.0.1"] } } }));
+    try {
+      const r = await cli(["install", lan]);
+      expect(r.err).toBe("");
+      expect(r.out).toContain("installed lan 1.2.3");
+      expect((await cli(["list"])).out).toMatch(/lan\s+1\.2\.3\s+enabled/);
+    } finally {
+      rmSync(join(home, "config.json"));
+    }
+    // without the operator's word the installed copy no longer loads: listed as broken, with why
+    const listed = await cli(["list"]);
+    expect(listed.out).toMatch(/lan\s+-\s+broken/);
+    expect(listed.out).toContain(`"127.0.0.1:8123" is a loopback address: an extension reaches it only if an operator lists 127.0.0.1 in tools.web.allowHosts`);
+    const t = await startTestService({ keepHome: home });
+    try {
+      expect(t.service.services.tools.get("ext__lan__echo")).toBeUndefined();
+      expect(t.logs.join("\n")).toContain(`extension lan: not loaded: `);
+      const list = (await (await t.api("/api/extensions")).json()) as any;
+      const lan = list.extensions.find((e: any) => e.name === "lan");
+      expect(lan.state).toBe("error");
+      expect(lan.error).toContain(`"127.0.0.1:8123" is a loopback address`);
+    } finally {
+      await t.stop();
+    }
+    expect((await cli(["remove", "lan"])).code).toBe(0);
   });
 
   test("list shows each extension's state, runtime, credentials and tools", async () => {

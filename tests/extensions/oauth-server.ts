@@ -108,6 +108,6 @@ export function writeGithubExtension(dir: string, as: AuthorizationServer, scope
     name: "github",
     urls: { me: `${as.origin}/me` },
     allow: [new URL(as.origin).host],
-    credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes },
+    credentials: { type: "oauth2", authorizeUrl: `${as.origin}/authorize`, tokenUrl: `${as.origin}/token`, clientId: CLIENT_ID, scopes, hosts: [new URL(as.origin).host] },
   });
 }

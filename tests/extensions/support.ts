@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Env } from "../../src/config/load";
+import { loadConfig, servicePaths, type Env } from "../../src/config/load";
 import { installExtension } from "../../src/extensions/installed";
 import { startTestService, type TestService } from "../support/harness";
 import { testModuleWat, wat2wasm } from "./wat";
@@ -23,7 +23,7 @@ export interface WasmExtensionOptions {
   name?: string;
   urls?: Record<string, string>;
   allow?: string[];
-  limits?: { timeoutMs?: number; memoryPages?: number };
+  limits?: { timeoutMs?: number; cpuMs?: number; memoryPages?: number };
   credentials?: unknown;
   growPages?: number;
   memoryMin?: number;
@@ -78,16 +78,24 @@ export function writeMcpExtension(parent: string, o: { name?: string; credential
 }
 
 /**
+ * The tests' web is on loopback, which an operator lets extensions reach by naming it in
+ * tools.web.allowHosts; a test of the guard itself sets WEB_FETCH_ALLOW_HOSTS to "".
+ */
+export const LOOPBACK_ALLOWED: Env = { WEB_FETCH_ALLOW_HOSTS: "127.0.0.1" };
+
+/**
  * Starts the service on a fresh home with these extension folders installed (as the CLI
- * does); `before` runs against the home first (to store a key, say).
+ * does, with the same configuration); `before` runs against the home first (to store a key, say).
  */
 export async function startWithExtensions(sources: string[], opts: { env?: Env; before?: (home: string) => Promise<void> } = {}): Promise<TestService> {
   const { dir, cleanup } = tempDir("service-ext-");
   const home = join(dir, "home");
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  for (const source of sources) installExtension(home, source);
+  const env = { ...LOOPBACK_ALLOWED, ...opts.env };
+  const access = loadConfig(servicePaths({ SERVICE_HOME: home }), env).tools.web;
+  for (const source of sources) installExtension(home, source, { access });
   await opts.before?.(home);
-  const t = await startTestService({ keepHome: home, env: opts.env });
+  const t = await startTestService({ keepHome: home, env });
   const stop = t.stop;
   t.stop = async () => {
     await stop();

@@ -1,6 +1,7 @@
 // A WebAssembly extension through the agent loop: the model's tool call runs the module in
-// the sandbox, its network allowlist, its time and memory limits, and its API key (injected
-// by the host, encrypted at rest, never shown to the model).
+// the sandbox, its network allowlist and the private-address guard, its time, CPU and memory
+// limits, and its API key (injected by the host for its bound host only, encrypted at rest,
+// never shown to the module or the model).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createClient } from "@libsql/client";
 import { existsSync, readFileSync } from "node:fs";
@@ -12,10 +13,12 @@ import { allLlmText, MODEL, recordingServer, startWithExtensions, tempDir, toolM
 
 const KEY = "wk-test-0123456789abcdefghijklmnop";
 const TIMEOUT_MS = 1_500;
+const CPU_MS = 1_000;
 
 describe("a WebAssembly extension with an API key", () => {
   let t: TestService;
   let api: ReturnType<typeof recordingServer>;
+  let other: ReturnType<typeof recordingServer>;
   let tmp: ReturnType<typeof tempDir>;
 
   beforeAll(async () => {
@@ -23,27 +26,39 @@ describe("a WebAssembly extension with an API key", () => {
     api = recordingServer((req) => {
       const url = new URL(req.url);
       if (url.pathname === "/redirect") return new Response(null, { status: 302, headers: { location: `http://localhost:${url.port}/weather` } });
+      if (url.pathname === "/echo") return Response.json({ headers: Object.fromEntries(req.headers) });
       return new Response(`sunny (key ${req.headers.get("x-api-key") === KEY ? "accepted" : "missing"})`);
     });
+    // another host the module may reach, which the key is not for: it echoes what it gets
+    other = recordingServer((req) => Response.json({ headers: Object.fromEntries(req.headers) }));
     const port = api.server.port;
     const source = writeWasmExtension(tmp.dir, {
-      urls: { allowed: `${api.origin}/weather`, refused: `http://localhost:${port}/weather`, redirect: `${api.origin}/redirect` },
-      allow: [`127.0.0.1:${port}`],
+      urls: {
+        allowed: `${api.origin}/weather`,
+        refused: `http://localhost:${port}/weather`,
+        redirect: `${api.origin}/redirect`,
+        echo: `${api.origin}/echo`,
+        other: `${other.origin}/echo`,
+        lan: "http://10.0.0.1/",
+      },
+      allow: [`127.0.0.1:${port}`, `127.0.0.1:${other.server.port}`, "10.0.0.1"],
       limits: { timeoutMs: TIMEOUT_MS, memoryPages: 4 },
-      credentials: { type: "api_key", name: "Weather API key", header: "X-Api-Key" },
+      credentials: { type: "api_key", name: "Weather API key", header: "X-Api-Key", hosts: [`127.0.0.1:${port}`] },
     });
-    t = await startWithExtensions([source]);
+    const looper = writeWasmExtension(tmp.dir, { name: "looper", limits: { timeoutMs: 120_000, cpuMs: CPU_MS, memoryPages: 4 } });
+    t = await startWithExtensions([source, looper]);
   });
   afterAll(async () => {
     await t.stop();
     api.stop();
+    other.stop();
     tmp.cleanup();
   });
 
   /** One turn in which the model calls `tool`; returns the tool's output as the model got it. */
-  async function call(tool: string, args: unknown = {}): Promise<string> {
+  async function call(tool: string, args: unknown = {}, extension = "wasmtest"): Promise<string> {
     t.llm.reset();
-    t.llm.enqueue({ toolCalls: [{ name: `ext__wasmtest__${tool}`, arguments: args }] }, { text: "Done." });
+    t.llm.enqueue({ toolCalls: [{ name: `ext__${extension}__${tool}`, arguments: args }] }, { text: "Done." });
     const r = await t.respond({ model: MODEL, input: `run ${tool}` });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("completed");
@@ -57,14 +72,19 @@ describe("a WebAssembly extension with an API key", () => {
     const res = await t.api("/api/extensions");
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
-    expect(body.extensions).toEqual([
+    expect(body.extensions.filter((e: any) => e.name === "wasmtest")).toEqual([
       {
         name: "wasmtest",
         version: "1.2.3",
         description: "A WebAssembly test extension",
         enabled: true,
         runtime: "wasm",
-        tools: ["ext__wasmtest__echo", "ext__wasmtest__spin", "ext__wasmtest__grow", "ext__wasmtest__fetch_allowed", "ext__wasmtest__fetch_refused", "ext__wasmtest__fetch_redirect"],
+        tools: [
+          "ext__wasmtest__echo",
+          "ext__wasmtest__spin",
+          "ext__wasmtest__grow",
+          ...["allowed", "refused", "redirect", "echo", "other", "lan"].map((u) => `ext__wasmtest__fetch_${u}`),
+        ],
         credentials: "api_key",
         authorized: false,
         state: "loaded",
@@ -87,7 +107,7 @@ describe("a WebAssembly extension with an API key", () => {
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ name: "wasmtest", authorized: true });
     const list = (await (await t.api("/api/extensions")).json()) as any;
-    expect(list.extensions[0].authorized).toBe(true);
+    expect(list.extensions.find((e: any) => e.name === "wasmtest").authorized).toBe(true);
   });
 
   test("the model's tool call runs the module and its result reaches the model", async () => {
@@ -125,6 +145,27 @@ describe("a WebAssembly extension with an API key", () => {
     expect(allLlmText(t)).not.toContain(KEY);
   });
 
+  test("a host that echoes its request gives the module the key hidden; the model never sees it either", async () => {
+    const output = await call("fetch_echo");
+    expect(api.seen.at(-1)!.headers["x-api-key"]).toBe(KEY);
+    // hidden by the host before the module got the reply (the safety layer's mark would read [REDACTED:secret])
+    expect(output).toContain('\\"x-api-key\\":\\"[REDACTED:credential]\\"');
+    expect(allLlmText(t)).not.toContain(KEY);
+  });
+
+  test("a host on the allowlist that the key is not bound to never receives it", async () => {
+    const before = other.seen.length;
+    const output = await call("fetch_other");
+    expect(other.seen.length).toBe(before + 1);
+    expect(other.seen.at(-1)!.headers["x-api-key"]).toBeUndefined();
+    expect(JSON.stringify(other.seen)).not.toContain(KEY);
+    expect(output).toContain('"status":200');
+  });
+
+  test("a private address on the allowlist is refused by web_fetch's guard before any connection", async () => {
+    expect(await call("fetch_lan")).toContain("refusing to fetch 10.0.0.1: private addresses are blocked");
+  });
+
   test("a host not on the allowlist is refused, and so is a redirect to one", async () => {
     const before = api.seen.length;
     expect(await call("fetch_refused")).toContain(`not on this extension's network allowlist`);
@@ -143,6 +184,18 @@ describe("a WebAssembly extension with an API key", () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS);
     expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 5_000);
   });
+
+  test("an infinite loop is stopped at its CPU time limit long before its wall time; the service keeps answering", async () => {
+    const started = performance.now();
+    const turn = call("spin", {}, "looper");
+    // the loop runs in its own process: the service answers meanwhile
+    expect((await t.api("/api/status")).status).toBe(200);
+    const output = await turn;
+    expect(output).toContain(`Error: ext__looper__spin failed: used its ${CPU_MS / 1000} s of CPU time and was stopped`);
+    expect(performance.now() - started).toBeLessThan(60_000);
+    // and runs the next call as before
+    expect(await call("echo", { text: "still here" }, "looper")).toContain('{"text":"still here"}');
+  }, 90_000);
 
   test("memory cannot grow past the limit", async () => {
     // the module asks for 64 more pages; its limit is 4

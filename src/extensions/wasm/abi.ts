@@ -23,7 +23,15 @@ const ALLOWED_IMPORTS: Record<string, string> = {
   "host.http_get": "function",
 };
 
-export const DEFAULT_MEMORY_PAGES = 256;
+/** 64 KiB, the unit of WebAssembly memory. */
+export const PAGE_BYTES = 65_536;
+/** A call's memory: 256 MiB unless the manifest says otherwise, never more than 1 GiB. */
+export const DEFAULT_MEMORY_PAGES = 4_096;
+export const MAX_MEMORY_PAGES = 16_384;
+/** A call's CPU time: 5 s unless the manifest says otherwise, never more than 60 s. */
+export const DEFAULT_CPU_MS = 5_000;
+export const MAX_CPU_MS = 60_000;
+/** A call's wall time, HTTP requests included. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 export class ModuleError extends Error {

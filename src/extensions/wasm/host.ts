@@ -1,10 +1,17 @@
 import { dirname, join } from "node:path";
+import { PAGE_BYTES } from "./abi";
+import { sandboxedGet, type NetworkPolicy } from "./network";
 import type { SandboxJob, SandboxMessage } from "./sandbox";
-import { sandboxedGet, type Injection } from "./network";
+import { watchUsage } from "./usage";
 
 /** The most output (and log) a call may write before it is stopped. */
 const MAX_LINE_BYTES = 8 * 1024 * 1024;
 const STDERR_TAIL_CHARS = 1_000;
+/**
+ * What the sandbox process may hold besides the module's memory: the runtime itself (about
+ * 50 MiB), compiled code, tables and the replies it passes on. Past that it is stopped.
+ */
+export const RUNTIME_ALLOWANCE_BYTES = 128 * 1024 * 1024;
 
 export interface WasmCall {
   module: string;
@@ -12,10 +19,12 @@ export interface WasmCall {
   args: unknown;
   minPages: number;
   maxPages: number;
+  /** Wall time of the call. */
   timeoutMs: number;
-  allow: string[];
-  /** The credentials the host adds to the module's requests. */
-  inject: Injection;
+  /** CPU time of the sandbox process, all its threads. */
+  cpuMs: number;
+  /** Where the module's requests may go, and the credential they carry there. */
+  network: NetworkPolicy;
   signal: AbortSignal;
   log: (message: string) => void;
 }
@@ -30,7 +39,9 @@ function sandboxCommand(): { cmd: string[]; cwd: string } {
 
 /**
  * Runs one call of a WebAssembly tool in a fresh sandbox process and returns its result
- * text. The process is killed when the call passes its time limit or the turn is cancelled.
+ * text. The process is killed when the call passes its wall time or CPU time limit, when it
+ * holds more memory than the module's limit and the runtime's allowance, or when the turn is
+ * cancelled.
  */
 export async function runWasmTool(c: WasmCall): Promise<string> {
   const { cmd, cwd } = sandboxCommand();
@@ -44,6 +55,16 @@ export async function runWasmTool(c: WasmCall): Promise<string> {
     proc.kill("SIGKILL");
   };
   const timer = setTimeout(() => stop(new Error(`did not finish within ${c.timeoutMs} ms and was stopped`)), c.timeoutMs);
+  const memoryBytes = c.maxPages * PAGE_BYTES;
+  const unwatch = watchUsage(proc.pid, { cpuMs: c.cpuMs, rssBytes: memoryBytes + RUNTIME_ALLOWANCE_BYTES }, (what) =>
+    stop(
+      new Error(
+        what === "cpu"
+          ? `used its ${c.cpuMs / 1000} s of CPU time and was stopped`
+          : `used more memory than its limit (${memoryBytes / 1024 / 1024} MiB for the module and ${RUNTIME_ALLOWANCE_BYTES / 1024 / 1024} MiB for the runtime) and was stopped`,
+      ),
+    ),
+  );
   const onAbort = () => stop(c.signal.reason instanceof Error ? c.signal.reason : new Error("the call was cancelled"));
   if (c.signal.aborted) onAbort();
   c.signal.addEventListener("abort", onAbort, { once: true });
@@ -70,7 +91,7 @@ export async function runWasmTool(c: WasmCall): Promise<string> {
         throw new Error("the sandbox wrote something that is not its protocol");
       }
       if (msg.t === "log") c.log(msg.message);
-      else if (msg.t === "http_get") send(JSON.stringify(await sandboxedGet(msg.url, c.allow, c.inject, deadline.signal)));
+      else if (msg.t === "http_get") send(JSON.stringify(await sandboxedGet(msg.url, c.network, deadline.signal)));
       else if (msg.t === "done") return msg.output;
       else if (msg.t === "error") throw new Error(msg.message);
     }
@@ -82,6 +103,7 @@ export async function runWasmTool(c: WasmCall): Promise<string> {
     throw stopped ?? e;
   } finally {
     clearTimeout(timer);
+    unwatch();
     c.signal.removeEventListener("abort", onAbort);
     proc.kill("SIGKILL");
     proc.stdin.end();

@@ -1,90 +1,148 @@
+// The requests a module makes through `host.http_get`, made by the service: the allow list
+// is checked first, then the private-address guard of `web_fetch` (the host is resolved only
+// once it is allowed, and the connection goes to the address that was checked), and the
+// credential is added only for the hosts the manifest binds it to.
+import { isIP } from "node:net";
+import { checkHost, type WebAccess } from "../../tools/builtin/web-guard";
+import { isAllowed } from "../hosts";
+
 /** The most of a response body a module is given; the rest is cut. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_REDIRECTS = 5;
+const HIDDEN = "[REDACTED:credential]";
 
-/** What the host adds to every request of a module (never visible to the module itself). */
-export interface Injection {
-  headers?: Record<string, string>;
+/** A credential the host adds to a module's requests to its hosts (the module never sees it). */
+export interface BoundCredential {
+  /** Host patterns, as in the allow list; a request to any other host goes without it. */
+  hosts: string[];
+  header?: { name: string; value: string };
   query?: { name: string; value: string };
+  /** The secret in it, kept out of everything the module gets back. */
+  secret: string;
+}
+
+export interface NetworkPolicy {
+  /** The manifest's `runtime.network.allow`. */
+  allow: string[];
+  /** The operator's `tools.web`: which private hosts may be reached. */
+  access: WebAccess;
+  credential?: BoundCredential;
 }
 
 /** The JSON a module gets back from `host.http_get`. */
 export type HttpReply = { status: number; body: string; truncated?: true } | { error: string };
 
 /**
- * Whether the allowlist lets a module reach this URL: `api.example.com` (any port),
- * `*.example.com` (its subdomains), `127.0.0.1:8080` (that port only). Only http and https.
+ * Replaces a secret in text, as sent and as a server may echo it (URL- and form-encoded, JSON
+ * string escaped). `span` is the longest form in UTF-8 bytes: text read that far past a cut
+ * holds any form that starts before it whole.
  */
-export function isAllowed(url: URL, allow: string[]): boolean {
-  if (url.protocol !== "http:" && url.protocol !== "https:") return false;
-  const host = url.hostname.toLowerCase();
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  return allow.some((raw) => {
-    const entry = raw.toLowerCase();
-    if (entry.startsWith("*.")) return host.endsWith(entry.slice(1)) && host.length > entry.length - 1;
-    const e = new URL(`http://${entry}`);
-    if (e.hostname !== host) return false;
-    // `host:80` spelled out is dropped by URL as the default port: compare the text too
-    const wanted = e.port || (/:(\d+)$/.exec(entry)?.[1] ?? "");
-    return !wanted || wanted === port;
-  });
+export function secretHider(secret: string | undefined): { hide: (text: string) => string; span: number } {
+  if (!secret) return { hide: (t) => t, span: 0 };
+  const forms = [...new Set([secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), JSON.stringify(secret).slice(1, -1)])];
+  forms.sort((a, b) => b.length - a.length);
+  return {
+    hide: (text) => forms.reduce((t, form) => t.replaceAll(form, HIDDEN), text),
+    span: Math.max(...forms.map((f) => Buffer.byteLength(f))),
+  };
 }
 
 /**
- * GET for a module: the allowlist is checked for the URL and for every redirect, the
- * credentials are added, the body is cut at MAX_BODY_BYTES. Never throws: a failure is an
- * `{error}` reply the module can read.
+ * GET for a module. Every hop (redirects too) is checked against the allow list and then the
+ * private-address guard; the credential goes only to its bound hosts, and never on to a
+ * redirect that carries it in its URL. The body is cut at MAX_BODY_BYTES, and the credential
+ * is hidden from it and from error messages. Never throws: a failure is an `{error}` reply.
  */
-export async function sandboxedGet(rawUrl: string, allow: string[], inject: Injection, signal: AbortSignal): Promise<HttpReply> {
+export async function sandboxedGet(rawUrl: string, policy: NetworkPolicy, signal: AbortSignal): Promise<HttpReply> {
+  const { credential } = policy;
+  const hider = secretHider(credential?.secret);
   let url: URL;
   try {
     url = new URL(rawUrl);
   } catch {
-    return { error: `not a URL: ${rawUrl.slice(0, 200)}` };
+    return { error: hider.hide(`not a URL: ${rawUrl.slice(0, 200)}`) };
   }
   for (let hop = 0; ; hop++) {
-    if (!isAllowed(url, allow)) {
+    if (!isAllowed(url, policy.allow)) {
       return { error: `${url.protocol}//${url.host} is not on this extension's network allowlist` };
     }
+    const bound = credential !== undefined && isAllowed(url, credential.hosts);
     const target = new URL(url);
-    if (inject.query) target.searchParams.set(inject.query.name, inject.query.value);
+    if (bound && credential.query) target.searchParams.set(credential.query.name, credential.query.value);
     let res: Response;
     try {
-      res = await fetch(target, { redirect: "manual", signal, headers: { ...inject.headers } });
+      const { hostname, addresses } = await checkHost(url.hostname, policy.access);
+      res = await pinnedGet(target, hostname, addresses, bound && credential.header ? { [credential.header.name]: credential.header.value } : {}, signal);
     } catch (e) {
       if (signal.aborted) return { error: "the request was cancelled: the call ran out of time" };
-      return { error: `the request failed: ${(e as Error).message}` };
+      return { error: hider.hide(`the request failed: ${(e as Error).message}`) };
     }
     const location = res.headers.get("location");
     if (res.status >= 300 && res.status < 400 && location) {
       await res.body?.cancel();
       if (hop >= MAX_REDIRECTS) return { error: `more than ${MAX_REDIRECTS} redirects` };
-      url = new URL(location, url);
+      const next = URL.canParse(location, url.href) ? new URL(location, url) : undefined;
+      if (!next) return { error: hider.hide(`the redirect to ${location.slice(0, 200)} is not a URL`) };
+      if (hider.hide(next.href) !== next.href) {
+        return { error: `${url.host} redirected with the extension's credential in the URL; the redirect was not followed` };
+      }
+      url = next;
       continue;
     }
-    return readBody(res);
+    return readBody(res, hider);
   }
 }
 
-async function readBody(res: Response): Promise<HttpReply> {
+/**
+ * One GET sent to an address checkHost approved rather than to the name (as `web_fetch`
+ * does): the Host header and the TLS server name carry the original host, so a DNS answer
+ * that changes after the check is never used. Addresses are tried in resolver order.
+ */
+async function pinnedGet(url: URL, hostname: string, addresses: string[], headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+  let lastError: unknown;
+  for (const address of addresses) {
+    const target = new URL(url.href);
+    target.hostname = address.includes(":") ? `[${address}]` : address;
+    try {
+      return await fetch(target, {
+        redirect: "manual",
+        signal,
+        headers: { ...headers, host: url.host },
+        tls: isIP(hostname) ? {} : { serverName: hostname },
+      });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      lastError = e;
+    }
+  }
+  throw lastError;
+}
+
+/**
+ * The body, its credential hidden, cut at MAX_BODY_BYTES. It is read `span` bytes past the
+ * cut and hidden before cutting, so no cut can leave the start of a credential behind.
+ */
+async function readBody(res: Response, hider: ReturnType<typeof secretHider>): Promise<HttpReply> {
+  const limit = MAX_BODY_BYTES + hider.span;
   const chunks: Uint8Array[] = [];
   let size = 0;
-  let truncated = false;
+  let more = false;
   if (res.body) {
     const reader = res.body.getReader();
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      const room = MAX_BODY_BYTES - size;
+      const room = limit - size;
       chunks.push(value.length > room ? value.subarray(0, room) : value);
       size += Math.min(value.length, room);
       if (value.length >= room) {
-        truncated = value.length > room || !(await reader.read()).done;
+        more = value.length > room || !(await reader.read()).done;
         await reader.cancel().catch(() => {});
         break;
       }
     }
   }
-  const body = new TextDecoder().decode(Buffer.concat(chunks));
-  return truncated ? { status: res.status, body, truncated: true } : { status: res.status, body };
+  const body = hider.hide(new TextDecoder().decode(Buffer.concat(chunks)));
+  if (!more && size <= MAX_BODY_BYTES) return { status: res.status, body };
+  return { status: res.status, body: new TextDecoder().decode(Buffer.from(body).subarray(0, MAX_BODY_BYTES)), truncated: true };
 }
