@@ -1,6 +1,7 @@
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/mcp";
 import type { ApprovalPolicy } from "../config/schema";
+import { mcpToolDescription } from "../safety/tool-description";
 import { jsonSchema } from "../tools/json-schema";
 import type { ToolRegistry } from "../tools/registry";
 import type { Tool } from "../tools/tool";
@@ -105,7 +106,7 @@ export class McpManager {
 function agentTool(name: string, server: McpConnection, tool: McpTool): Tool {
   return {
     name,
-    description: tool.description || tool.title || `The ${tool.name} tool of the MCP server ${server.name}.`,
+    description: mcpToolDescription(server, tool.description || tool.title || `The ${tool.name} tool of the MCP server ${server.name}.`),
     parameters: jsonSchema(tool.inputSchema),
     execute: (args, ctx) => server.call(tool.name, args as Record<string, unknown>, ctx.signal),
   };
