@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { restrictedKind } from "../../src/tools/builtin/web-guard";
+import { checkHost, restrictedKind, type WebAccess } from "../../src/tools/builtin/web-guard";
 import { webFetchTool } from "../../src/tools/builtin/web-fetch";
 import { startTestService, type TestService } from "../support/harness";
 
@@ -104,6 +104,88 @@ describe("restrictedKind", () => {
       expect(restrictedKind(address)).toBeNull();
     },
   );
+});
+
+/** A resolver that records every name it is asked and answers from `answers` (then the last answer again). */
+function countingResolver(answers: Record<string, string[][]> = {}) {
+  const asked: string[] = [];
+  const resolve = async (hostname: string) => {
+    asked.push(hostname);
+    const list = answers[hostname] ?? [["93.184.215.14"]];
+    return list[Math.min(asked.filter((h) => h === hostname).length, list.length) - 1]!;
+  };
+  return { asked, resolve };
+}
+
+describe("the host is checked against policy before it is resolved", () => {
+  const closed: WebAccess = { allowPrivate: false, allowHosts: [] };
+  const open: WebAccess = { allowPrivate: true, allowHosts: [] };
+
+  test.each([
+    ["localhost", "loopback"],
+    ["app.localhost", "loopback"],
+    ["127.0.0.1", "loopback"],
+    ["[::1]", "loopback"],
+    ["10.0.0.1", "private"],
+    ["[fd00:ec2::254]", "private (unique local)"],
+    ["169.254.169.254", "link-local"],
+    ["nas", "a name without a dot"],
+    ["metadata", "cloud metadata"],
+    ["metadata.google.internal", "cloud metadata"],
+    ["db.internal", ".internal names"],
+    ["printer.local", ".local names"],
+    ["router.home.arpa", ".home.arpa names"],
+  ])("%s is refused without a DNS lookup", async (host, why) => {
+    const dns = countingResolver();
+    await expect(checkHost(host, closed, dns.resolve)).rejects.toThrow(why);
+    expect(dns.asked).toEqual([]);
+  });
+
+  test.each([["169.254.169.254"], ["[fd00:ec2::254]"], ["100.100.100.200"], ["metadata.google.internal"], ["metadata"]])(
+    "with WEB_FETCH_ALLOW_PRIVATE, the cloud metadata service %s is still refused without a lookup",
+    async (host) => {
+      const dns = countingResolver();
+      await expect(checkHost(host, open, dns.resolve)).rejects.toThrow("cloud metadata service");
+      expect(dns.asked).toEqual([]);
+    },
+  );
+
+  test("allowHosts may name a metadata service; allowPrivate lets local names through to one lookup", async () => {
+    const dns = countingResolver({ "metadata.google.internal": [["169.254.169.254"]], nas: [["192.168.1.5"]] });
+    expect(await checkHost("metadata.google.internal", { allowPrivate: false, allowHosts: ["metadata.google.internal"] }, dns.resolve)).toEqual({
+      hostname: "metadata.google.internal",
+      addresses: ["169.254.169.254"],
+    });
+    expect(await checkHost("nas", open, dns.resolve)).toEqual({ hostname: "nas", addresses: ["192.168.1.5"] });
+    expect(dns.asked).toEqual(["metadata.google.internal", "nas"]);
+  });
+
+  test("a public name is resolved once; one that resolves to a private or metadata address is refused", async () => {
+    const dns = countingResolver({ "rebind.example": [["127.0.0.1"]], "meta.example": [["169.254.169.254"]] });
+    expect(await checkHost("www.example.org", closed, dns.resolve)).toEqual({ hostname: "www.example.org", addresses: ["93.184.215.14"] });
+    await expect(checkHost("rebind.example", closed, dns.resolve)).rejects.toThrow("it resolves to 127.0.0.1: loopback addresses are blocked");
+    await expect(checkHost("meta.example", open, dns.resolve)).rejects.toThrow("it resolves to 169.254.169.254: it is a cloud metadata service");
+    expect(dns.asked).toEqual(["www.example.org", "rebind.example", "meta.example"]);
+  });
+
+  test("through web_fetch: a refused host is never looked up, and an allowed name is resolved once and fetched at that address", async () => {
+    const site = startSite();
+    try {
+      // a second answer would lead nowhere (nothing listens on 127.0.0.2): only the first may be used
+      const dns = countingResolver({ "site.test": [["127.0.0.1"], ["127.0.0.2"]] });
+      const tool = webFetchTool({ allowPrivate: false, allowHosts: ["site.test"] }, { resolve: dns.resolve });
+      const ctx = { userId: "u", threadId: "t", signal: new AbortController().signal };
+      for (const url of ["http://metadata.google.internal/computeMetadata/v1/", "http://nas/", `http://localhost:${site.port}/page`, "http://169.254.169.254/"]) {
+        await expect(tool.execute({ url }, ctx)).rejects.toThrow("refusing to fetch");
+      }
+      expect(dns.asked).toEqual([]);
+      expect(site.seen).toEqual([]);
+      expect(await tool.execute({ url: `http://site.test:${site.port}/host` }, ctx)).toContain(`host=site.test:${site.port}`);
+      expect(dns.asked).toEqual(["site.test"]);
+    } finally {
+      await site.server.stop(true);
+    }
+  });
 });
 
 describe("web_fetch with private addresses refused (the default)", () => {
