@@ -116,11 +116,11 @@ export function escapeWrapperTags(text: string): string {
 
 /** What `escapeWrapperTags` escaped, as it was: only escapes that stand before a wrapper tag are undone. */
 export function unescapeWrapperTags(text: string): string {
-  return text.replace(/&(?:lt|#x([0-9A-F]{1,6}));/g, (escape, hex: string | undefined, offset: number) => {
+  return text.replace(/&(?:lt|#x([0-9A-F]{1,6}));/g, (escaped, hex: string | undefined, offset: number) => {
     const code = hex ? Number.parseInt(hex, 16) : 0x3c;
-    if (code > 0x10ffff) return escape;
+    if (code > 0x10ffff) return escaped;
     const bracket = String.fromCodePoint(code);
-    const rest = text.slice(offset + escape.length, offset + escape.length + 48);
-    return findWrapperTags(bracket + rest)[0] === 0 ? bracket : escape;
+    const rest = text.slice(offset + escaped.length, offset + escaped.length + 48);
+    return findWrapperTags(bracket + rest)[0] === 0 ? bracket : escaped;
   });
 }
