@@ -4,7 +4,6 @@ import type { Safety } from "./safety";
 
 export { scanForInjection, wrapToolOutput, type InjectionFlag, type InjectionKind } from "./injection";
 export { createRedactor, type Redactor, type StreamRedactor } from "./redact";
-export { MCP_DESCRIPTION_MAX_CHARS, mcpToolDescription } from "./tool-description";
 export type { Safety } from "./safety";
 
 /** Secrets shorter than this are not redacted as exact strings: they would match ordinary text. */

@@ -198,7 +198,7 @@ describe("the host is checked against policy before it is resolved", () => {
     "with WEB_FETCH_ALLOW_PRIVATE, the cloud metadata service %s is still refused without a lookup",
     async (host) => {
       const dns = countingResolver();
-      await expect(checkHost(host, open, dns.resolve)).rejects.toThrow("cloud metadata service");
+      await expect(checkHost(host, open, dns.resolve)).rejects.toThrow("it is a cloud metadata service; only naming it in tools.web.allowHosts");
       expect(dns.asked).toEqual([]);
     },
   );

@@ -80,48 +80,40 @@ const faint = (s: Inherited) => !!s.color && (s.color.alpha() < MIN_OPACITY || s
 function elementState(el: Element, inherited: Inherited): Inherited | null {
   const name = el.name.toLowerCase();
   const attrs = el.attribs;
-  if (NEVER_SHOWN.has(name) || el.type === "script" || el.type === "style") return null;
-  if (name === "dialog" && !("open" in attrs)) return null;
+  if (NEVER_SHOWN.has(name) || (name === "dialog" && !("open" in attrs))) return null;
   if ("hidden" in attrs || attrs["aria-hidden"]?.trim().toLowerCase() === "true") return null;
-
   const style = parseStyle(attrs.style ?? "");
+  const get = (p: string) => style.get(p) ?? "";
+  if (style.size && hiddenByStyle(get)) return null;
+
   const state = { ...inherited };
   if (name === "font" && attrs.color) state.color = colour(attrs.color) ?? state.color;
   if (attrs.bgcolor) state.background = opaque(colour(attrs.bgcolor)) ?? state.background;
-  if (!style.size) {
-    if (state.color !== inherited.color || state.background !== inherited.background) state.faint = faint(state);
-    return state;
-  }
-
-  const get = (p: string) => style.get(p) ?? "";
-  if (get("display") === "none" || get("content-visibility") === "hidden") return null;
-  const opacity = number(get("opacity"));
-  if (opacity !== undefined && opacity < MIN_OPACITY) return null;
-  if (/^(hidden|clip)$/.test(get("overflow") || get("overflow-x") || get("overflow-y"))) {
-    for (const p of ["width", "height", "max-width", "max-height"]) {
-      const px = pixels(get(p));
-      if (px !== undefined && px <= 1) return null;
-    }
-  }
-  if (/rect\(/.test(get("clip")) && (get("clip").match(/-?\d*\.?\d+/g) ?? []).every((n) => Math.abs(Number(n)) <= 1)) return null;
-  if (/inset\(\s*(5\d|[6-9]\d|100)%|circle\(\s*0/.test(get("clip-path"))) return null;
-  if (/scale[xy]?\(\s*0*\.?0*\s*[,)]|matrix\(\s*0\s*,\s*0\s*,\s*0\s*,\s*0\s*,/.test(get("transform"))) return null;
-  if ((pixels(get("text-indent")) ?? 0) <= -OFF_SCREEN_PX) return null;
-  if (/^(absolute|fixed)$/.test(get("position")) && ["left", "top"].some((p) => (pixels(get(p)) ?? 0) <= -OFF_SCREEN_PX)) return null;
-
   const visibility = get("visibility");
   if (visibility === "hidden" || visibility === "collapse") state.invisible = true;
   else if (visibility === "visible") state.invisible = false;
-  const size = get("font-size");
-  if (size) state.tiny = tinyFont(size, inherited.tiny);
+  if (style.has("font-size")) state.tiny = tinyFont(get("font-size"), inherited.tiny);
   if (style.has("color")) state.color = colour(get("color")) ?? state.color;
   const background = get("background-color") || get("background");
-  if (background) {
-    const bg = background.split(/\s+(?![^(]*\))/).map(colour).find((c) => c);
-    state.background = opaque(bg) ?? state.background;
-  }
+  if (background) state.background = opaque(background.split(/\s+(?![^(]*\))/).map(colour).find((c) => c)) ?? state.background;
   if (state.color !== inherited.color || state.background !== inherited.background) state.faint = faint(state);
   return state;
+}
+
+/** Whether the inline style takes the element and all it holds out of sight. */
+function hiddenByStyle(get: (property: string) => string): boolean {
+  if (get("display") === "none" || get("content-visibility") === "hidden") return true;
+  const opacity = number(get("opacity"));
+  if (opacity !== undefined && opacity < MIN_OPACITY) return true;
+  if (/^(hidden|clip)$/.test(get("overflow") || get("overflow-x") || get("overflow-y"))) {
+    if (["width", "height", "max-width", "max-height"].some((p) => (pixels(get(p)) ?? 2) <= 1)) return true;
+  }
+  const clip = get("clip");
+  if (clip.startsWith("rect(") && (clip.match(/-?\d*\.?\d+/g) ?? []).every((n) => Math.abs(Number(n)) <= 1)) return true;
+  if (/inset\(\s*(5\d|[6-9]\d|100)%|circle\(\s*0/.test(get("clip-path"))) return true;
+  if (/scale[xy]?\(\s*0*\.?0*\s*[,)]|matrix\(\s*0\s*,\s*0\s*,\s*0\s*,\s*0\s*,/.test(get("transform"))) return true;
+  if ((pixels(get("text-indent")) ?? 0) <= -OFF_SCREEN_PX) return true;
+  return /^(absolute|fixed)$/.test(get("position")) && ["left", "top"].some((p) => (pixels(get(p)) ?? 0) <= -OFF_SCREEN_PX);
 }
 
 /**

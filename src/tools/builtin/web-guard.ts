@@ -32,7 +32,7 @@ const bare = (host: string) => host.replace(/^\[|\]$/g, "").replace(/\.$/, "").t
  * Cloud instance metadata services (AWS, GCP, Azure, ECS, Alibaba, Oracle): they hand out the
  * machine's credentials, so they stay refused with allowPrivate; allowHosts may name one.
  */
-const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal", "metadata.azure.com"]);
+const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
 const METADATA_ADDRESSES = new BlockList();
 for (const a of ["169.254.169.254", "169.254.170.2", "168.63.129.16", "100.100.100.200", "192.0.0.192"]) METADATA_ADDRESSES.addAddress(a, "ipv4");
 METADATA_ADDRESSES.addAddress("fd00:ec2::254", "ipv6");
@@ -62,22 +62,21 @@ export async function checkHost(rawHostname: string, access: WebAccess, resolve:
   const listed = access.allowHosts.some((h) => bare(h) === hostname);
   const trusted = access.allowPrivate || listed;
   const refuse = (why: string): never => {
-    throw new Error(`refusing to fetch ${hostname}: ${why}; ${HOW_TO_ALLOW}`);
+    throw new Error(`refusing to fetch ${hostname}: ${why}; ${why.endsWith(METADATA) ? HOW_TO_ALLOW_METADATA : HOW_TO_ALLOW}`);
   };
   /** Why this address may not be reached, or null. */
   const refusal = (address: string): string | null => {
     const kind = trusted ? null : restrictedKind(address);
     if (kind) return `${kind} addresses are blocked`;
-    return !listed && isMetadata(address) ? "it is a cloud metadata service" : null;
+    return !listed && isMetadata(address) ? METADATA : null;
   };
 
-  const literal = isIP(hostname) !== 0;
-  if (literal) {
+  if (isIP(hostname)) {
     const why = refusal(hostname);
     if (why) refuse(why);
     return { hostname, addresses: [hostname] };
   }
-  if (!listed && METADATA_NAMES.has(hostname)) refuse("it is a cloud metadata service");
+  if (!listed && METADATA_NAMES.has(hostname)) refuse(METADATA);
   const local = trusted ? null : localName(hostname);
   if (local) refuse(local);
 
@@ -95,8 +94,10 @@ export async function checkHost(rawHostname: string, access: WebAccess, resolve:
   return { hostname, addresses };
 }
 
+const METADATA = "it is a cloud metadata service";
 const HOW_TO_ALLOW =
   "an operator can allow it with tools.web.allowHosts in config.json, or allow all private addresses with WEB_FETCH_ALLOW_PRIVATE=true";
+const HOW_TO_ALLOW_METADATA = "only naming it in tools.web.allowHosts in config.json allows it";
 
 /** Non-public IPv4 ranges: [network, prefix length, kind]. */
 const V4_RANGES: [string, number, string][] = [
