@@ -2,6 +2,7 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/mcp";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Logger } from "../log";
+import { mcpToolDescription } from "../safety/tool-description";
 import { jsonSchema } from "../tools/json-schema";
 import { matchesAny, unmatchedPatterns } from "../tools/patterns";
 import type { ToolRegistry } from "../tools/registry";
@@ -148,7 +149,7 @@ export function toolListProblems(server: string, config: Pick<McpServerConfig, "
 function agentTool(name: string, server: McpConnection, tool: McpTool): Tool {
   return {
     name,
-    description: tool.description || tool.title || `The ${tool.name} tool of the MCP server ${server.name}.`,
+    description: mcpToolDescription(server, tool.description || tool.title || `The ${tool.name} tool of the MCP server ${server.name}.`),
     parameters: jsonSchema(tool.inputSchema),
     execute: (args, ctx) => server.call(tool.name, args as Record<string, unknown>, ctx.signal),
   };

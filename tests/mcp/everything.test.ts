@@ -30,7 +30,7 @@ describe("an untrusted stdio server", () => {
     expect(names.filter((n: string) => n.startsWith("mcp__everything__"))).toHaveLength(ready.tools);
     for (const n of names) expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
     const echo = sent.find((f: any) => f.name === "mcp__everything__echo");
-    expect(echo.description).toBe("Echoes back the input string");
+    expect(echo.description).toBe('<tool_description server="everything" trust="untrusted">\nEchoes back the input string\n</tool_description>');
     expect(echo.parameters).toEqual({
       type: "object",
       properties: { message: { type: "string", description: "Message to echo" } },

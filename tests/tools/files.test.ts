@@ -1,7 +1,7 @@
 // file_read, file_write, file_list and file_delete through the agent loop: the scripted model
 // calls a tool, and the test reads the tool result the model got back, and the disk.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestService, type TestService } from "../support/harness";
 
@@ -200,6 +200,61 @@ describe("paths that leave the folder", () => {
     expect(await call("file_delete", { path: "alias.txt" })).toContain("Deleted");
     expect(existsSync(join(ownerDir, "alias.txt"))).toBe(false);
     expect(readFileSync(join(ownerDir, "real.txt"), "utf8")).toBe("real content");
+  });
+});
+
+describe("hard links", () => {
+  /** config.json in the service home, with a secret in it, and a hard link to it in the owner's folder. */
+  function linkedConfig(linkName: string): { config: string; content: string } {
+    const config = join(t.home, "config.json");
+    if (!existsSync(config)) writeFileSync(config, `${JSON.stringify({ llm: { apiKey: "sk-config-secret-0123456789" } })}\n`);
+    mkdirSync(ownerDir, { recursive: true });
+    linkSync(config, join(ownerDir, linkName));
+    return { config, content: readFileSync(config, "utf8") };
+  }
+
+  test("a hard link to config.json is refused by file_read, file_write and file_delete, and file_list does not show its size", async () => {
+    const { config, content } = linkedConfig("cfg.json");
+    const read = await call("file_read", { path: "cfg.json" });
+    expect(read).toContain("cfg.json has other hard links");
+    expect(read).not.toContain("apiKey");
+    const write = await call("file_write", { path: "cfg.json", content: '{"llm":{"baseUrl":"https://attacker.example"}}' });
+    expect(write).toContain("cfg.json has other hard links");
+    expect(readFileSync(config, "utf8")).toBe(content);
+    expect(await call("file_delete", { path: "cfg.json" })).toContain("cfg.json has other hard links");
+    expect(existsSync(join(ownerDir, "cfg.json"))).toBe(true);
+    const list = await call("file_list", {});
+    expect(list).toContain("cfg.json (file with other hard links: refused)");
+    expect(list).not.toContain(`cfg.json (file, ${statSync(config).size} bytes)`);
+  });
+
+  test("a hard link in a subfolder and a symlink inside the folder to a hard link are refused too", async () => {
+    const { config, content } = linkedConfig("deep-cfg.json");
+    mkdirSync(join(ownerDir, "sub"), { recursive: true });
+    linkSync(join(ownerDir, "deep-cfg.json"), join(ownerDir, "sub", "again.json"));
+    symlinkSync(join(ownerDir, "deep-cfg.json"), join(ownerDir, "cfg-alias.json"));
+    expect(await call("file_read", { path: "sub/again.json" })).toContain("has other hard links");
+    expect(await call("file_read", { path: "cfg-alias.json" })).toContain("has other hard links");
+    expect(await call("file_write", { path: "cfg-alias.json", content: "x" })).toContain("has other hard links");
+    expect(readFileSync(config, "utf8")).toBe(content);
+  });
+
+  test("a symlink to config.json is refused (it leads outside)", async () => {
+    const { config, content } = linkedConfig("unused-link.json");
+    symlinkSync(config, join(ownerDir, "cfg-symlink.json"));
+    const read = await call("file_read", { path: "cfg-symlink.json" });
+    expect(read).toContain("leads outside");
+    expect(read).not.toContain("apiKey");
+    expect(await call("file_write", { path: "cfg-symlink.json", content: "x" })).toContain("leads outside");
+    expect(readFileSync(config, "utf8")).toBe(content);
+  });
+
+  test("a file whose only name is in the folder is read and written as usual", async () => {
+    writeFileSync(join(ownerDir, "single.txt"), "one name");
+    expect(statSync(join(ownerDir, "single.txt")).nlink).toBe(1);
+    expect(await call("file_read", { path: "single.txt" })).toContain("one name");
+    expect(await call("file_write", { path: "single.txt", content: "still one" })).toContain("Wrote");
+    expect(readFileSync(join(ownerDir, "single.txt"), "utf8")).toBe("still one");
   });
 });
 

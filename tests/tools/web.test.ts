@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { restrictedKind } from "../../src/tools/builtin/web-guard";
+import { checkHost, restrictedKind, type WebAccess } from "../../src/tools/builtin/web-guard";
 import { webFetchTool } from "../../src/tools/builtin/web-fetch";
 import { startTestService, type TestService } from "../support/harness";
 
@@ -34,6 +34,58 @@ const PAGE = `<!doctype html>
 <p>Absolute: <a href="https://example.org/doc">example</a></p>
 </body></html>`;
 
+/** Each way of hiding text from a reader, with an instruction for the model inside. */
+const HIDDEN: [string, string][] = [
+  ["the hidden attribute", "<div hidden>HIDDEN-1</div>"],
+  ["hidden=until-found", '<div hidden="until-found">HIDDEN-2</div>'],
+  ["aria-hidden", '<span aria-hidden="true">HIDDEN-3</span>'],
+  ["display:none", '<p style="display:none">HIDDEN-4</p>'],
+  ["DISPLAY : NONE !important after a broken declaration", '<p style="junk; DISPLAY : NONE !important">HIDDEN-5</p>'],
+  ["visibility:hidden", '<p style="visibility:hidden">HIDDEN-6</p>'],
+  ["visibility:collapse", '<p style="visibility: collapse">HIDDEN-7</p>'],
+  ["font-size:0", '<p style="font-size:0">HIDDEN-8</p>'],
+  ["font-size:1px", '<p style="font-size: 1px">HIDDEN-9</p>'],
+  ["a relative size inside font-size:0", '<div style="font-size:0"><span style="font-size:80%">HIDDEN-10</span></div>'],
+  ["zero width with overflow hidden", '<div style="width:0;overflow:hidden">HIDDEN-11</div>'],
+  ["zero height with overflow hidden", '<div style="height:0px; overflow:hidden">HIDDEN-12</div>'],
+  ["1px clip (screen-reader-only styles)", '<div style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)">HIDDEN-13</div>'],
+  ["opacity:0", '<p style="opacity:0">HIDDEN-14</p>'],
+  ["opacity:0%", '<p style="opacity: 0%">HIDDEN-15</p>'],
+  ["white text on the default white page", '<p style="color:#fff">HIDDEN-16</p>'],
+  ["text in the background's colour", '<div style="background:#123456 url(x.png)"><p style="color: rgb(18, 52, 86)">HIDDEN-17</p></div>'],
+  ["a near-white named colour", '<p style="color:snow">HIDDEN-18</p>'],
+  ["transparent text", '<p style="color:transparent">HIDDEN-19</p>'],
+  ["rgba text with alpha 0", '<p style="color:rgba(0,0,0,0)">HIDDEN-20</p>'],
+  ["a font colour attribute on a bgcolor table", '<table bgcolor="black"><tr><td><font color="#000">HIDDEN-21</font></td></tr></table>'],
+  ["a template", "<template><p>HIDDEN-22</p></template>"],
+  ["noscript", "<noscript>HIDDEN-23</noscript>"],
+  ["an HTML comment", "<!-- HIDDEN-24 -->"],
+  ["a script", "<script>/* HIDDEN-25 */</script>"],
+  ["a style", "<style>/* HIDDEN-26 */</style>"],
+  ["a closed dialog", "<dialog><p>HIDDEN-27</p></dialog>"],
+  ["text-indent off the page", '<h3 style="text-indent:-9999px">HIDDEN-28</h3>'],
+  ["an absolute position off the page", '<div style="position:absolute; left:-10000px">HIDDEN-29</div>'],
+  ["scale(0)", '<div style="transform: scale(0)">HIDDEN-30</div>'],
+  ["clip-path inset(50%)", '<div style="clip-path: inset(50%)">HIDDEN-31</div>'],
+  ["content-visibility:hidden", '<div style="content-visibility:hidden">HIDDEN-32</div>'],
+  ["a hidden element deep inside visible ones", '<div><section><article><span style="display:none">HIDDEN-33</span></article></section></div>'],
+];
+/** Text a reader does see, next to the hidden text, which must stay. */
+const SHOWN: [string, string][] = [
+  ["an ordinary paragraph", "<p>VISIBLE-1</p>"],
+  ["a visible child of visibility:hidden", '<div style="visibility:hidden"><p style="visibility:visible">VISIBLE-2</p></div>'],
+  ["a sized child of font-size:0 (an inline-block layout trick)", '<div style="font-size:0"><span style="font-size:16px">VISIBLE-3</span></div>'],
+  ["white text on a dark background", '<div style="background-color:#222"><p style="color:white">VISIBLE-4</p></div>'],
+  ["aria-hidden=false", '<p aria-hidden="false">VISIBLE-5</p>'],
+  ["an open dialog", "<dialog open>VISIBLE-6</dialog>"],
+  ["a closed details element (a reader can open it)", "<details><summary>VISIBLE-7</summary>VISIBLE-8</details>"],
+  ["grey text", '<p style="color:#777">VISIBLE-9</p>'],
+  ["a semicolon inside a url() before display:block", `<p style="background:url('a;b.png'); display:block">VISIBLE-10</p>`],
+];
+const HIDING_PAGE = `<!doctype html><html><head><title>Hidden text</title></head><body>
+${[...HIDDEN, ...SHOWN].map(([, html]) => html).join("\n")}
+</body></html>`;
+
 /** A site on loopback that counts the requests it sees, per path. */
 function startSite() {
   const seen: string[] = [];
@@ -46,6 +98,7 @@ function startSite() {
       seen.push(url.pathname);
       const p = url.pathname;
       if (p === "/page") return new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } });
+      if (p === "/hiding") return new Response(HIDING_PAGE, { headers: { "content-type": "text/html; charset=utf-8" } });
       if (p === "/json") return Response.json({ name: "widget", tags: ["a", "b"] });
       if (p === "/text") return new Response("plain text as is <b>not html</b>", { headers: { "content-type": "text/plain" } });
       if (p === "/host") return new Response(`host=${req.headers.get("host")}`, { headers: { "content-type": "text/plain" } });
@@ -104,6 +157,88 @@ describe("restrictedKind", () => {
       expect(restrictedKind(address)).toBeNull();
     },
   );
+});
+
+/** A resolver that records every name it is asked and answers from `answers` (then the last answer again). */
+function countingResolver(answers: Record<string, string[][]> = {}) {
+  const asked: string[] = [];
+  const resolve = async (hostname: string) => {
+    asked.push(hostname);
+    const list = answers[hostname] ?? [["93.184.215.14"]];
+    return list[Math.min(asked.filter((h) => h === hostname).length, list.length) - 1]!;
+  };
+  return { asked, resolve };
+}
+
+describe("the host is checked against policy before it is resolved", () => {
+  const closed: WebAccess = { allowPrivate: false, allowHosts: [] };
+  const open: WebAccess = { allowPrivate: true, allowHosts: [] };
+
+  test.each([
+    ["localhost", "loopback"],
+    ["app.localhost", "loopback"],
+    ["127.0.0.1", "loopback"],
+    ["[::1]", "loopback"],
+    ["10.0.0.1", "private"],
+    ["[fd00:ec2::254]", "private (unique local)"],
+    ["169.254.169.254", "link-local"],
+    ["nas", "a name without a dot"],
+    ["metadata", "cloud metadata"],
+    ["metadata.google.internal", "cloud metadata"],
+    ["db.internal", ".internal names"],
+    ["printer.local", ".local names"],
+    ["router.home.arpa", ".home.arpa names"],
+  ])("%s is refused without a DNS lookup", async (host, why) => {
+    const dns = countingResolver();
+    await expect(checkHost(host, closed, dns.resolve)).rejects.toThrow(why);
+    expect(dns.asked).toEqual([]);
+  });
+
+  test.each([["169.254.169.254"], ["[fd00:ec2::254]"], ["100.100.100.200"], ["metadata.google.internal"], ["metadata"]])(
+    "with WEB_FETCH_ALLOW_PRIVATE, the cloud metadata service %s is still refused without a lookup",
+    async (host) => {
+      const dns = countingResolver();
+      await expect(checkHost(host, open, dns.resolve)).rejects.toThrow("it is a cloud metadata service; only naming it in tools.web.allowHosts");
+      expect(dns.asked).toEqual([]);
+    },
+  );
+
+  test("allowHosts may name a metadata service; allowPrivate lets local names through to one lookup", async () => {
+    const dns = countingResolver({ "metadata.google.internal": [["169.254.169.254"]], nas: [["192.168.1.5"]] });
+    expect(await checkHost("metadata.google.internal", { allowPrivate: false, allowHosts: ["metadata.google.internal"] }, dns.resolve)).toEqual({
+      hostname: "metadata.google.internal",
+      addresses: ["169.254.169.254"],
+    });
+    expect(await checkHost("nas", open, dns.resolve)).toEqual({ hostname: "nas", addresses: ["192.168.1.5"] });
+    expect(dns.asked).toEqual(["metadata.google.internal", "nas"]);
+  });
+
+  test("a public name is resolved once; one that resolves to a private or metadata address is refused", async () => {
+    const dns = countingResolver({ "rebind.example": [["127.0.0.1"]], "meta.example": [["169.254.169.254"]] });
+    expect(await checkHost("www.example.org", closed, dns.resolve)).toEqual({ hostname: "www.example.org", addresses: ["93.184.215.14"] });
+    await expect(checkHost("rebind.example", closed, dns.resolve)).rejects.toThrow("it resolves to 127.0.0.1: loopback addresses are blocked");
+    await expect(checkHost("meta.example", open, dns.resolve)).rejects.toThrow("it resolves to 169.254.169.254: it is a cloud metadata service");
+    expect(dns.asked).toEqual(["www.example.org", "rebind.example", "meta.example"]);
+  });
+
+  test("through web_fetch: a refused host is never looked up, and an allowed name is resolved once and fetched at that address", async () => {
+    const site = startSite();
+    try {
+      // a second answer would lead nowhere (nothing listens on 127.0.0.2): only the first may be used
+      const dns = countingResolver({ "site.test": [["127.0.0.1"], ["127.0.0.2"]] });
+      const tool = webFetchTool({ allowPrivate: false, allowHosts: ["site.test"] }, { resolve: dns.resolve });
+      const ctx = { userId: "u", threadId: "t", signal: new AbortController().signal };
+      for (const url of ["http://metadata.google.internal/computeMetadata/v1/", "http://nas/", `http://localhost:${site.port}/page`, "http://169.254.169.254/"]) {
+        await expect(tool.execute({ url }, ctx)).rejects.toThrow("refusing to fetch");
+      }
+      expect(dns.asked).toEqual([]);
+      expect(site.seen).toEqual([]);
+      expect(await tool.execute({ url: `http://site.test:${site.port}/host` }, ctx)).toContain(`host=site.test:${site.port}`);
+      expect(dns.asked).toEqual(["site.test"]);
+    } finally {
+      await site.server.stop(true);
+    }
+  });
 });
 
 describe("web_fetch with private addresses refused (the default)", () => {
@@ -206,6 +341,13 @@ describe("web_fetch with WEB_FETCH_ALLOW_PRIVATE=true", () => {
     for (const gone of ["from-head-script", "from-body-script", "color: red", "display: none", "Navigation link", "<p>", "&amp;"]) {
       expect(out).not.toContain(gone);
     }
+  });
+
+  test("text hidden from a reader never reaches the model; what a reader sees does", async () => {
+    const out = await call(t, "web_fetch", { url: `${site.base}/hiding` });
+    const sent = JSON.stringify(t.llm.lastChat());
+    expect(sent.match(/HIDDEN-\d+/g)).toBeNull();
+    for (const [, html] of SHOWN) for (const marker of html.match(/VISIBLE-\d+/g)!) expect(out).toContain(marker);
   });
 
   test("JSON and plain text are returned as is", async () => {

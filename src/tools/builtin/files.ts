@@ -1,6 +1,8 @@
 // file_read, file_write, file_list, file_delete: each user's own folder, $SERVICE_HOME/files/<userId>/.
 // Every path is resolved component by component: `..` that leaves the folder, absolute paths
-// and symbolic links whose real target lies outside are refused.
+// and symbolic links whose real target lies outside are refused. So is a file with more than
+// one hard link: the other name may be anywhere on the disk (`config.json` in the home), and
+// the check is made on the opened file (fstat), so the name cannot be swapped after it.
 import { Type } from "@sinclair/typebox";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, realpath, rmdir, unlink } from "node:fs/promises";
@@ -113,6 +115,13 @@ function explain(e: unknown, shown: string): Error {
   return code && words[code] ? new Error(words[code]) : (e as Error);
 }
 
+/** A file reached through another name too is not this folder's to read, change or delete. */
+function refuseHardLinked(st: Stats, shown: string): void {
+  if (st.isFile() && st.nlink > 1) {
+    throw new Error(`${shown} has other hard links (names outside your files folder may lead to the same file): it is refused`);
+  }
+}
+
 const looksBinary = (bytes: Uint8Array) => {
   if (bytes.subarray(0, 8192).includes(0)) return true;
   try {
@@ -147,6 +156,7 @@ export function fileTools(paths: Paths): Tool[] {
           const st = await handle.stat();
           if (st.isDirectory()) throw new Error(`${r.shown} is a folder: use file_list`);
           if (!st.isFile()) throw new Error(`${r.shown} is not a regular file`);
+          refuseHardLinked(st, r.shown);
           if (st.size > FILE_READ_MAX_BYTES) {
             throw new Error(
               `${r.shown} is ${formatBytes(st.size)}, larger than the ${formatBytes(FILE_READ_MAX_BYTES)} file_read returns: ` +
@@ -175,9 +185,14 @@ export function fileTools(paths: Paths): Tool[] {
         if (!r.parent) throw new Error("a file needs a name inside your files folder");
         if (r.final && !r.final.isSymbolicLink() && !r.final.isFile()) throw new Error(`${r.shown} exists and is not a file`);
         if (r.missing.length > 1) await mkdir(join(r.parent, ...r.missing.slice(0, -1)), { recursive: true, mode: 0o700 });
-        // O_NOFOLLOW: a symlink slipped in after the checks is refused, not followed
-        const handle = await open(r.real, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+        // O_NOFOLLOW: a symlink slipped in after the checks is refused, not followed; no O_TRUNC:
+        // the opened file is checked before anything in it changes
+        const handle = await open(r.real, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
         try {
+          const st = await handle.stat();
+          if (!st.isFile()) throw new Error(`${r.shown} exists and is not a file`);
+          refuseHardLinked(st, r.shown);
+          await handle.truncate(0);
           await handle.writeFile(content, "utf8");
         } finally {
           await handle.close();
@@ -202,6 +217,7 @@ export function fileTools(paths: Paths): Tool[] {
           if (!st) continue;
           if (st.isDirectory()) lines.push(`${name}/ (folder)`);
           else if (st.isSymbolicLink()) lines.push(`${name} (symbolic link)`);
+          else if (st.isFile() && st.nlink > 1) lines.push(`${name} (file with other hard links: refused)`);
           else if (st.isFile()) lines.push(`${name} (file, ${st.size} bytes)`);
           else lines.push(`${name} (other)`);
         }
@@ -218,6 +234,7 @@ export function fileTools(paths: Paths): Tool[] {
       guarded(ctx, path, async (r) => {
         if (!r.parent) throw new Error("your files folder itself cannot be deleted");
         if (!r.final) throw new Error(`${r.shown} does not exist`);
+        refuseHardLinked(r.final, r.shown);
         // a symlink (already checked to stay inside) is removed itself, not its target
         if (r.final.isDirectory()) await rmdir(r.path);
         else await unlink(r.path);

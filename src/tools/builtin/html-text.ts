@@ -1,6 +1,10 @@
-// HTML as readable text for the model: headings, paragraphs, lists, tables and links kept,
-// scripts, styles, navigation and the head dropped, entities decoded (html-to-text).
+// HTML as readable text for the model: what a reader would not see dropped first
+// (html-hidden.ts), then headings, paragraphs, lists, tables and links kept, scripts, styles,
+// navigation and the head dropped, entities decoded (html-to-text).
+import serialize from "dom-serializer";
+import { parseDocument } from "htmlparser2";
 import { compile, type FormatCallback } from "html-to-text";
+import { dropHidden } from "./html-hidden";
 
 type Metadata = { baseUrl: string };
 
@@ -49,7 +53,9 @@ const TITLE = /<title[^>]*>([\s\S]*?)<\/title\s*>/i;
 export function htmlToText(html: string, baseUrl: string): { title?: string; text: string } {
   const rawTitle = TITLE.exec(html)?.[1];
   const title = rawTitle ? render(`<p>${rawTitle}</p>`, { baseUrl }).trim() : undefined;
-  const text = render(html, { baseUrl })
+  const page = parseDocument(html);
+  dropHidden(page);
+  const text = render(serialize(page, { encodeEntities: "utf8" }), { baseUrl })
     .replace(/[ \t]+\n/g, "\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();

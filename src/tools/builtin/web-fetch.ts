@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import { VERSION } from "../../version";
 import { defineTool, type Tool } from "../tool";
 import { decodeText, formatBytes, parseContentType, readLimited } from "./http-read";
-import { checkHost, type WebAccess } from "./web-guard";
+import { checkHost, type Resolve, type WebAccess } from "./web-guard";
 
 export const WEB_FETCH_TIMEOUT_MS = 15_000;
 export const WEB_FETCH_MAX_BYTES = 2 * 1024 * 1024;
@@ -16,6 +16,8 @@ export interface WebFetchOptions {
   maxBytes?: number;
   /** Extra certificate authorities (PEM) trusted for https, besides the system's. */
   ca?: string;
+  /** How host names are resolved (tests count the lookups); default the system resolver. */
+  resolve?: Resolve;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -40,8 +42,9 @@ function httpUrl(text: string, what = "the URL"): URL {
  * that changes after the check (rebinding) is never used, and certificates are still
  * verified against the real host name. Addresses are tried in resolver order.
  */
-async function pinnedGet(url: URL, access: WebAccess, signal: AbortSignal, ca?: string): Promise<Response> {
-  const { hostname, addresses } = await checkHost(url.hostname, access);
+async function pinnedGet(url: URL, access: WebAccess, signal: AbortSignal, opts: WebFetchOptions): Promise<Response> {
+  const { hostname, addresses } = await checkHost(url.hostname, access, opts.resolve);
+  const { ca } = opts;
   let lastError: unknown;
   for (const address of addresses) {
     const target = new URL(url.href);
@@ -96,7 +99,7 @@ export function webFetchTool(access: WebAccess, opts: WebFetchOptions = {}): Too
       let current = httpUrl(url.trim());
       try {
         for (let redirects = 0; ; redirects++) {
-          const res = await pinnedGet(current, access, signal, opts.ca);
+          const res = await pinnedGet(current, access, signal, opts);
           const location = res.headers.get("location");
           if (REDIRECTS.has(res.status) && location) {
             await res.body?.cancel().catch(() => {});

@@ -1,15 +1,23 @@
-// Where web_fetch may connect: every address a host resolves to is checked, and the request
-// then goes to one of those checked addresses (see web-fetch.ts), so a second DNS answer
-// cannot swap in a private address between the check and the connection.
+// Where web_fetch may connect. A host is checked against policy before it is resolved: a
+// literal address, a local-only name (`localhost`, `nas`, `*.internal`, ...) or a cloud
+// metadata service is refused without a DNS lookup, which could itself carry data out. A name
+// is resolved once, every address it resolves to is checked, and the request then goes to one
+// of those checked addresses (see web-fetch.ts), so a second DNS answer cannot swap in a
+// private address between the check and the connection.
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 
 export interface WebAccess {
-  /** Reach loopback, private and link-local addresses too. */
+  /** Reach loopback, private and link-local addresses too (not cloud metadata services). */
   allowPrivate: boolean;
   /** Host names that may resolve to such addresses (exact names, case-insensitive). */
   allowHosts: string[];
 }
+
+/** A host name's addresses, in resolver order. */
+export type Resolve = (hostname: string) => Promise<string[]>;
+
+export const systemResolve: Resolve = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface CheckedHost {
   /** The URL's host name without IPv6 brackets, e.g. `example.com` or `::1`. */
@@ -20,38 +28,76 @@ export interface CheckedHost {
 
 const bare = (host: string) => host.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
 
-/** Resolves the host and refuses it when any of its addresses is not public (unless allowed). */
-export async function checkHost(rawHostname: string, access: WebAccess): Promise<CheckedHost> {
+/**
+ * Cloud instance metadata services (AWS, GCP, Azure, ECS, Alibaba, Oracle): they hand out the
+ * machine's credentials, so they stay refused with allowPrivate; allowHosts may name one.
+ */
+const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
+const METADATA_ADDRESSES = new BlockList();
+for (const a of ["169.254.169.254", "169.254.170.2", "168.63.129.16", "100.100.100.200", "192.0.0.192"]) METADATA_ADDRESSES.addAddress(a, "ipv4");
+METADATA_ADDRESSES.addAddress("fd00:ec2::254", "ipv6");
+const isMetadata = (address: string) => {
+  const family = isIP(address);
+  return family !== 0 && METADATA_ADDRESSES.check(address, family === 4 ? "ipv4" : "ipv6");
+};
+
+/** Suffixes of names only a local network resolves (special-use or never delegated). */
+const LOCAL_SUFFIXES = [".local", ".internal", ".home.arpa", ".lan", ".home", ".corp", ".intranet", ".localdomain"];
+
+/** Why a name can only lead to this machine or the local network, or null. */
+function localName(hostname: string): string | null {
+  if (hostname === "localhost" || hostname.endsWith(".localhost")) return "it names this machine (loopback)";
+  if (!hostname.includes(".")) return "a name without a dot is a local network name";
+  const suffix = LOCAL_SUFFIXES.find((s) => hostname.endsWith(s));
+  return suffix ? `${suffix} names are local network names` : null;
+}
+
+/**
+ * Checks the host against policy, resolves it (names only, once), and refuses it when any
+ * of its addresses is not public (unless allowed).
+ */
+export async function checkHost(rawHostname: string, access: WebAccess, resolve: Resolve = systemResolve): Promise<CheckedHost> {
   const hostname = bare(rawHostname);
   if (!hostname) throw new Error("the URL has no host");
-  const trusted = access.allowPrivate || access.allowHosts.some((h) => bare(h) === hostname);
-  if (!trusted && (hostname === "localhost" || hostname.endsWith(".localhost"))) {
-    throw new Error(`refusing to fetch ${hostname}: it names this machine (loopback); ${HOW_TO_ALLOW}`);
+  const listed = access.allowHosts.some((h) => bare(h) === hostname);
+  const trusted = access.allowPrivate || listed;
+  const refuse = (why: string): never => {
+    throw new Error(`refusing to fetch ${hostname}: ${why}; ${why.endsWith(METADATA) ? HOW_TO_ALLOW_METADATA : HOW_TO_ALLOW}`);
+  };
+  /** Why this address may not be reached, or null. */
+  const refusal = (address: string): string | null => {
+    const kind = trusted ? null : restrictedKind(address);
+    if (kind) return `${kind} addresses are blocked`;
+    return !listed && isMetadata(address) ? METADATA : null;
+  };
+
+  if (isIP(hostname)) {
+    const why = refusal(hostname);
+    if (why) refuse(why);
+    return { hostname, addresses: [hostname] };
   }
+  if (!listed && METADATA_NAMES.has(hostname)) refuse(METADATA);
+  const local = trusted ? null : localName(hostname);
+  if (local) refuse(local);
+
   let addresses: string[];
-  if (isIP(hostname)) addresses = [hostname];
-  else {
-    try {
-      addresses = (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
-    } catch (e) {
-      throw new Error(`cannot resolve ${hostname}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
-    if (!addresses.length) throw new Error(`cannot resolve ${hostname}: no addresses`);
+  try {
+    addresses = await resolve(hostname);
+  } catch (e) {
+    throw new Error(`cannot resolve ${hostname}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  if (!trusted) {
-    for (const address of addresses) {
-      const kind = restrictedKind(address);
-      if (kind) {
-        const via = address === hostname ? "" : ` (it resolves to ${address})`;
-        throw new Error(`refusing to fetch ${hostname}${via}: ${kind} addresses are blocked; ${HOW_TO_ALLOW}`);
-      }
-    }
+  if (!addresses.length) throw new Error(`cannot resolve ${hostname}: no addresses`);
+  for (const address of addresses) {
+    const why = refusal(address);
+    if (why) refuse(`it resolves to ${address}: ${why}`);
   }
   return { hostname, addresses };
 }
 
+const METADATA = "it is a cloud metadata service";
 const HOW_TO_ALLOW =
   "an operator can allow it with tools.web.allowHosts in config.json, or allow all private addresses with WEB_FETCH_ALLOW_PRIVATE=true";
+const HOW_TO_ALLOW_METADATA = "only naming it in tools.web.allowHosts in config.json allows it";
 
 /** Non-public IPv4 ranges: [network, prefix length, kind]. */
 const V4_RANGES: [string, number, string][] = [
