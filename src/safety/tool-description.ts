@@ -20,3 +20,8 @@ export function mcpToolDescription(server: { name: string; trusted: boolean }, d
   const name = attribute(server.name);
   return wrapUntrusted("tool_description", `server="${name}"`, `the description the MCP server ${name} gives this tool`, text);
 }
+
+/** The words of a description, without the wrapper (and warning) an untrusted server's is offered in. */
+export function descriptionText(description: string): string {
+  return /<tool_description [^>]*>\n([\s\S]*)\n<\/tool_description>\s*$/.exec(description)?.[1] ?? description;
+}

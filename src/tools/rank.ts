@@ -1,5 +1,6 @@
 import MiniSearch from "minisearch";
 import type { ToolSpec } from "../llm/types";
+import { descriptionText } from "../safety/tool-description";
 
 /** Words that say nothing about what a tool does. */
 const STOP_WORDS = new Set(
@@ -19,6 +20,8 @@ export function rankTools(tools: ToolSpec[], query: string, limit: number): Tool
   const index = new MiniSearch<ToolSpec>({
     idField: "name",
     fields: ["name", "description"],
+    // an untrusted server's description is ranked by its words, not by the wrapper around them
+    extractField: (tool, field) => (field === "description" ? descriptionText(tool.description) : tool[field as "name"]),
     tokenize: words,
     processTerm: (term) => {
       const t = term.toLowerCase();

@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { descriptionText } from "../../safety/tool-description";
 import { defineTool } from "../tool";
 import description from "./tool-search.txt" with { type: "text" };
 
@@ -8,8 +9,9 @@ const MAX_LIMIT = 10;
 /** A found tool's description is cut to its first sentence, at most this long. */
 const SHORT_DESCRIPTION = 160;
 
-function short(text: string): string {
-  const first = /^[\s\S]*?[.!?](?=\s|$)/.exec(text.trim())?.[0] ?? text.trim();
+function short(description: string): string {
+  const text = descriptionText(description).trim();
+  const first = /^[\s\S]*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
   const line = first.replace(/\s+/g, " ");
   return line.length <= SHORT_DESCRIPTION ? line : `${line.slice(0, SHORT_DESCRIPTION - 1)}…`;
 }
