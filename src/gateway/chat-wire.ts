@@ -7,6 +7,17 @@ import { ApprovalDecision } from "../conversation/items";
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Ids = { thread_id: Type.String(), response_id: Type.String() };
 
+/** What an approval prompt shows besides the tool and its arguments. */
+const ApprovalFacts = {
+  /**
+   * The call could carry data out of the box and the turn has read untrusted content (a web
+   * page, an MCP result…): where the data would go (a host, an MCP server, an extension).
+   */
+  destination: Type.Optional(Type.String()),
+  /** The call changes an identity file: the change as a unified diff. */
+  diff: Type.Optional(Type.String()),
+};
+
 /** A compaction as the chat UIs show it (history, POST /api/chat/threads/{id}/compact, events). */
 export const CompactionMark = Type.Object({
   type: Type.Literal("compaction"),
@@ -38,7 +49,16 @@ export const ChatEvent = Type.Union([
   Type.Object({ type: Type.Literal("reasoning.delta"), ...Ids, item_id: Type.String(), delta: Type.String() }),
   Type.Object({ type: Type.Literal("tool.started"), ...Ids, call_id: Type.String(), name: Type.String(), arguments: Type.String() }),
   Type.Object({ type: Type.Literal("tool.completed"), ...Ids, call_id: Type.String(), output: Type.String(), is_error: Type.Boolean() }),
-  Type.Object({ type: Type.Literal("approval.required"), ...Ids, call_id: Type.String(), tool: Type.String(), arguments: Type.String() }),
+  Type.Object({
+    type: Type.Literal("approval.required"),
+    ...Ids,
+    call_id: Type.String(),
+    tool: Type.String(),
+    arguments: Type.String(),
+    ...ApprovalFacts,
+  }),
+  /** An identity file (AGENTS.md, SOUL.md, USER.md, IDENTITY.md) was changed in this turn, with the user's approval. */
+  Type.Object({ type: Type.Literal("identity.changed"), ...Ids, path: Type.String() }),
   /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
   Type.Object({
     type: Type.Literal("auth.required"),
@@ -109,6 +129,7 @@ export const Waiting = Type.Object({
   call_id: Type.String(),
   tool: Nullable(Type.String()),
   arguments: Nullable(Type.String()),
+  ...ApprovalFacts,
   /** OAuth gates: the extension to connect and the page that connects it. */
   extension: Type.Optional(Nullable(Type.String())),
   connect_url: Type.Optional(Nullable(Type.String())),

@@ -132,6 +132,8 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
       return { ...turn, items: [...items, connectItem(e.call_id, e.tool, e.extension, e.connect_url)] };
     case "thread.compacted":
       return turn; // the history, read again once the turn is stored, places the mark
+    case "identity.changed":
+      return { ...turn, items: [...items, { kind: "notice", id: `identity-${e.response_id}-${e.path}`, tone: "info", text: `${e.path} was changed.` }] };
     case "turn.completed": {
       const settled = items.map((i) => ((i.kind === "assistant" || i.kind === "reasoning") && i.streaming ? { ...i, streaming: false } : i));
       if (e.status !== "failed") return { ...turn, running: false, items: settled };
