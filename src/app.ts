@@ -7,6 +7,7 @@ import { proxyRoutes } from "./api/proxy";
 import { conversationRoutes } from "./api/conversations";
 import { modelRoutes } from "./api/models";
 import { jobsRoutes } from "./gateway/jobs";
+import { egressRoutes } from "./gateway/egress";
 import { chatRoutes } from "./gateway/chat";
 import { ChatEventHub } from "./gateway/events";
 import { approvalRoutes } from "./gateway/approvals";
@@ -55,6 +56,7 @@ export function createApp(s: Services) {
     .use(openAiCompatible("/v1"))
     .use(adminRoutes(s))
     .use(jobsRoutes(s))
+    .use(egressRoutes(s))
     .use(chatRoutes(s, events))
     .use(approvalRoutes(s, events))
     .use(memoryRoutes(s))

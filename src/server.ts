@@ -19,6 +19,7 @@ import { ToolRegistry } from "./tools/registry";
 import { builtinTools } from "./tools/builtin";
 import { createSafety } from "./safety";
 import { approvalPolicies, warnUnmatchedApproval } from "./agent/policy";
+import { recordEgress } from "./store/egress";
 import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
@@ -103,7 +104,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   // MCP tools register as their servers get ready; untrusted servers' tools ask first
   const mcp = new McpManager(config.mcpServers, tools, log);
   await extensions.load();
-  const policies = approvalPolicies(database.db, config, mcp.defaultPolicy);
+  const policies = approvalPolicies(database.db, config, mcp.defaultPolicy, (tool) => tools.get(tool)?.ownerOnly === true);
   void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
   const agent = new Agent({
     db: database.db,
@@ -114,6 +115,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     safety,
     policies: policies.policies,
     allowAlways: policies.allowAlways,
+    destinations: policies.destinations,
+    recordEgress: (entry) => recordEgress(database.db, entry),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
     authorization: extensions.authorization,
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),

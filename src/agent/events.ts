@@ -14,8 +14,14 @@ export const AgentEvent = Type.Union([
   Type.Object({ type: Type.Literal("tool.completed"), item: FunctionCallOutputItem, isError: Type.Boolean() }),
   /** A caller-supplied tool was called: the turn pauses after this event. */
   Type.Object({ type: Type.Literal("function_call"), item: FunctionCallItem }),
-  /** A built-in tool needs the user's approval: the turn pauses after this event. */
-  Type.Object({ type: Type.Literal("approval.required"), call: Call }),
+  /**
+   * A built-in tool needs the user's approval: the turn pauses after this event. `destination`:
+   * where the call could carry data, from a turn that read untrusted content; `diff`: the
+   * change it would make to an identity file.
+   */
+  Type.Object({ type: Type.Literal("approval.required"), call: Call, destination: Type.Optional(Type.String()), diff: Type.Optional(Type.String()) }),
+  /** An identity file was changed (with the user's approval). */
+  Type.Object({ type: Type.Literal("identity.changed"), path: Type.String() }),
   /** A tool's extension is not connected (OAuth): the turn pauses after this event. */
   Type.Object({ type: Type.Literal("auth.required"), call: Call, extension: Type.String(), url: Type.String() }),
   Type.Object({ type: Type.Literal("usage"), inputTokens: Type.Integer(), outputTokens: Type.Integer() }),

@@ -19,9 +19,15 @@ export function gateOf(
     case "paused":
       return { gate: { ...at, kind: "external_tool", callId: out.call.call_id, pending: out.pending }, error: null };
     case "approval": {
-      const details = { tool: out.call.name, arguments: out.call.arguments };
+      const { destination, diff } = out.review ?? {};
+      const details = { tool: out.call.name, arguments: out.call.arguments, ...(destination ? { destination } : {}), ...(diff ? { diff } : {}) };
       const gate: Gate = { ...at, kind: "approval", callId: out.call.call_id, pending: out.pending, details };
-      const message = `The tool ${out.call.name} needs approval. Approve or deny it in the web UI at ${gateUrl} or in the terminal UI; the turn goes on from there.`;
+      const why = destination
+        ? `The tool ${out.call.name} could send data to ${destination}, and this turn has read untrusted content (a web page, a tool's answer…), so it needs the user's approval.`
+        : diff
+          ? `The tool ${out.call.name} would change ${out.review?.identityFile ?? "an identity file"}, which needs the user's approval.`
+          : `The tool ${out.call.name} needs approval.`;
+      const message = `${why} Approve or deny it in the web UI at ${gateUrl} or in the terminal UI; the turn goes on from there.`;
       return { gate, error: surfacesGates ? null : { code: "approval_required", message } };
     }
     case "oauth": {

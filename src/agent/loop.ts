@@ -9,6 +9,7 @@ import type { ToolContext } from "../tools/tool";
 import { callId, itemId } from "../conversation/ids";
 import type { ConversationItem, ExternalTool, FunctionCallItem, FunctionCallOutputItem, MessageItem, PendingCall } from "../conversation/items";
 import { ToolOffer } from "./offer";
+import type { Review, TurnTrust } from "./trust";
 
 export interface LoopInput {
   llm: Llm;
@@ -33,14 +34,18 @@ export interface LoopInput {
   decision?: { callId: string; approve: boolean };
   /** Whether a tool may run for this user now, or which extension must be connected first (OAuth). */
   authorize?: (toolName: string) => Promise<{ extension: string; url: string } | undefined>;
+  /** What the turn has read, and what it may let out of the box without asking. */
+  trust: TurnTrust;
+  /** A call that could carry data out of the box ran: where to, and why it was let through. */
+  egressed?: (call: PendingCall, destination: string, approvedBy: string) => void;
 }
 
 /** How the loop stopped: finished, or paused on a caller tool with calls still pending. */
 export type LoopOutcome =
   | { kind: "done" }
   | { kind: "paused"; call: FunctionCallItem; pending: PendingCall[] }
-  /** Waiting for approval of `call`; `pending` starts with it. */
-  | { kind: "approval"; call: PendingCall; pending: PendingCall[] }
+  /** Waiting for approval of `call`; `pending` starts with it. `review`: what the person is shown besides the call. */
+  | { kind: "approval"; call: PendingCall; pending: PendingCall[]; review?: Review }
   /** Waiting for the user to connect `extension` before `call` runs; `pending` starts with it. */
   | { kind: "oauth"; call: PendingCall; pending: PendingCall[]; extension: string; url: string };
 
@@ -49,7 +54,6 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
   const externalNames = new Set(external.map((t) => t.name));
   // what each step offers: tools the policy denies never, all of them or on demand (tool_search)
   const offer = new ToolOffer({ registry: tools, external, policy: input.policy, budget: input.context.budget });
-  const toolCtx = { ...ctx, tools: offer };
   let pending = input.pending;
 
   for (let step = 0; ; step++) {
@@ -61,14 +65,18 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       const policy = isExternal || decided ? "auto" : input.policy(call.name);
       // connecting comes before approving: an approval is not asked for a call that cannot run yet
       const runs = !isExternal && policy !== "deny" && decided?.approve !== false;
+      const toolCtx = { ...ctx, tools: offer, tainted: input.trust.tainted };
+      // where its data could go from a tainted turn, or the identity file it changes: the user sees it first
+      const checked = runs ? await input.trust.review(tools, call, toolCtx) : {};
       const auth = runs && input.authorize ? await input.authorize(call.name) : undefined;
       if (auth) {
         yield { type: "auth.required", call, ...auth };
         return { kind: "oauth", call, pending, ...auth };
       }
-      if (policy === "ask") {
-        yield { type: "approval.required", call };
-        return { kind: "approval", call, pending };
+      if (policy === "ask" || (checked.review && !decided)) {
+        const { destination, diff } = checked.review ?? {};
+        yield { type: "approval.required", call, ...(destination ? { destination } : {}), ...(diff ? { diff } : {}) };
+        return { kind: "approval", call, pending, ...(checked.review ? { review: checked.review } : {}) };
       }
       pending = rest;
       const item: FunctionCallItem = { type: "function_call", id: itemId(), ...call, external: isExternal };
@@ -80,13 +88,17 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       yield { type: "tool.started", item };
       const result =
         decided?.approve === false
-          ? { output: `Error: the user denied this call of ${call.name}.`, isError: true }
+          ? { output: `Error: the user denied this call of ${call.name}.`, isError: true, untrusted: false }
           : policy === "deny"
-            ? { output: `Error: ${call.name} is disabled by the operator's policy.`, isError: true }
+            ? { output: `Error: ${call.name} is disabled by the operator's policy.`, isError: true, untrusted: false }
             : await tools.run(call.name, call.arguments, toolCtx);
+      const ran = runs && decided?.approve !== false;
+      if (ran && checked.destination !== undefined) input.egressed?.(call, checked.destination, decided ? "user" : (checked.cleared ?? "user"));
+      if (result.untrusted) input.trust.taint();
       const text = safety.toolOutput(call.name, safety.redact(result.output));
-      const output: FunctionCallOutputItem = { type: "function_call_output", id: itemId(), call_id: call.call_id, output: text };
+      const output: FunctionCallOutputItem = { type: "function_call_output", id: itemId(), call_id: call.call_id, output: text, ...(result.untrusted ? { untrusted: true } : {}) };
       produced.push(output);
+      if (ran && !result.isError && checked.confirmation) yield { type: "identity.changed", path: checked.confirmation.identityFile };
       yield { type: "tool.completed", item: output, isError: result.isError };
     }
 

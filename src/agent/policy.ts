@@ -1,6 +1,8 @@
 import type { ApprovalPolicy, Config } from "../config/schema";
 import type { Db } from "../store/db";
 import { setUserPolicy, userPolicies } from "../store/policies";
+import { OWNER_ID } from "../store/users";
+import type { DestinationRule } from "./trust";
 import { TOOL_SEARCH } from "../tools/builtin/tool-search";
 import { couldMatchPrefix, matchesAny, matchesPattern, mostSpecific } from "../tools/patterns";
 
@@ -29,7 +31,13 @@ export const approvalPatterns = (tools: Pick<Config["tools"], "approval" | "ask"
  * unless their source asks otherwise (`defaults`, e.g. untrusted MCP servers). `tool_search`
  * runs nothing and names only tools the policy lets through: it needs no approval.
  */
-export function approvalPolicies(db: Db, config: Config, defaults: (tool: string) => ApprovalPolicy = () => "auto") {
+export function approvalPolicies(
+  db: Db,
+  config: Config,
+  defaults: (tool: string) => ApprovalPolicy = () => "auto",
+  /** Tools only the instance owner's turns may use (MCP servers scoped to the owner): denied to others. */
+  ownerOnly: (tool: string) => boolean = () => false,
+) {
   const operator = operatorPolicy(config.tools);
   // each user's own decisions, read once: they change only through allowAlways (and forget)
   const known = new Map<string, Promise<Record<string, ApprovalPolicy>>>();
@@ -41,12 +49,29 @@ export function approvalPolicies(db: Db, config: Config, defaults: (tool: string
         read.catch(() => known.delete(userId));
       }
       const mine = await read;
+      const owner = userId === OWNER_ID;
       return (tool) => {
         if (tool === TOOL_SEARCH) return "auto";
+        if (!owner && ownerOnly(tool)) return "deny";
         const set = operator(tool);
         if (set === "deny") return "deny";
         return (Object.hasOwn(mine, tool) ? mine[tool] : undefined) ?? set ?? defaults(tool);
       };
+    },
+    /**
+     * Where this user's calls may send data without asking in a turn that read untrusted
+     * content: the operator's `tools.egress.allow`, and each destination the user answered
+     * "always" for (a decision per destination, never per tool).
+     */
+    async destinations(userId: string): Promise<DestinationRule> {
+      let read = known.get(userId);
+      if (!read) {
+        known.set(userId, (read = userPolicies(db, userId)));
+        read.catch(() => known.delete(userId));
+      }
+      const mine = await read;
+      return (destination) =>
+        matchesAny(config.tools.egress.allow, destination) ? "allow list" : mine[egressKey(destination)] === "auto" ? "user: always" : undefined;
     },
     async allowAlways(userId: string, tool: string): Promise<void> {
       known.delete(userId);
@@ -57,6 +82,9 @@ export function approvalPolicies(db: Db, config: Config, defaults: (tool: string
     forget: (userId: string) => void known.delete(userId),
   };
 }
+
+/** The key a user's "always allow" of a destination is kept under, beside tool names. */
+export const egressKey = (destination: string) => `egress:${destination}`;
 
 /** Where the tools a pattern may name come from: each MCP server's prefix, and when it has listed its tools. */
 export interface ToolSources {

@@ -18,9 +18,12 @@ import type { ExternalTool } from "../conversation/items";
 import { threadTitle } from "../conversation/title";
 import { gateOf } from "./gates";
 import { newUuid, responseId } from "../conversation/ids";
-import type { ConversationItem } from "../conversation/items";
+import { isUntrusted, type ConversationItem } from "../conversation/items";
 import type { AgentEvent } from "./events";
 import { agentLoop } from "./loop";
+import { egressKey } from "./policy";
+import { TurnTrust, type DestinationRule } from "./trust";
+import type { EgressEntry } from "../store/egress";
 import { ToolOffer } from "./offer";
 import { systemPrompt } from "./prompt";
 import type { IdentitySource } from "../memory/identity";
@@ -37,8 +40,12 @@ export interface AgentDeps {
   safety: Safety;
   /** The approval policies in force for a user: tool name → policy. */
   policies: (userId: string) => Promise<(toolName: string) => ApprovalPolicy>;
-  /** Remembers "always allow" for a user's tool. */
+  /** Remembers "always allow" for a user's tool, or (`egress:<destination>`) for a destination. */
   allowAlways: (userId: string, toolName: string) => Promise<void>;
+  /** Where a user's calls may send data without asking, in a turn that read untrusted content. */
+  destinations?: (userId: string) => Promise<DestinationRule>;
+  /** Keeps a call that could carry data out of the box and ran (the egress log). */
+  recordEgress?: (entry: EgressEntry) => Promise<void>;
   /** Where a person resolves a gate of this thread (the web UI). */
   gateUrl: (threadId: string) => string;
   /** Whether a tool may run for this user, or which extension must be connected first (OAuth). */
@@ -306,7 +313,15 @@ export class Agent {
     const usage = { inputTokens: 0, outputTokens: 0 };
     try {
       await deps.toolsReady?.(signal);
-      if (req.approval === "always" && gate?.kind === "approval") await deps.allowAlways(req.userId, gate.details.tool);
+      // "always" is per destination for a call that could carry data out, never for an identity file's change
+      if (req.approval === "always" && gate?.kind === "approval" && !gate.details.diff) {
+        await deps.allowAlways(req.userId, gate.details.destination ? egressKey(gate.details.destination) : gate.details.tool);
+      }
+      const trust = new TurnTrust({
+        tainted: prepared.context.tainted || turn.input.some(isUntrusted),
+        userWords: [...prepared.context.userWords(), ...turn.input.flatMap((i) => (i.type === "message" && i.role === "user" && !isUntrusted(i) ? [i.content] : []))],
+        destinations: (await deps.destinations?.(req.userId)) ?? (() => undefined),
+      });
       const loop = agentLoop({
         llm: deps.llm,
         tools: deps.tools,
@@ -322,6 +337,11 @@ export class Agent {
         policy: prepared.policy,
         decision: req.approval && gate ? { callId: gate.callId, approve: req.approval !== "deny" } : undefined,
         authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, turn.threadId)),
+        trust,
+        egressed: (call, destination, approvedBy) => {
+          const entry = { userId: req.userId, threadId: turn.threadId, responseId: turn.id, tool: call.name, destination, approvedBy, createdAt: Date.now() };
+          deps.recordEgress?.(entry).catch((e) => deps.log?.error("egress log", { error: (e as Error).message, ...entry }));
+        },
       });
       for (;;) {
         const next = await loop.next();

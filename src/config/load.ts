@@ -143,6 +143,7 @@ export function envLayer(env: Env): ConfigLayer {
         allowHosts: list(env.WEB_FETCH_ALLOW_HOSTS),
         searchUrl: str(env.WEB_SEARCH_URL),
       },
+      egress: { allow: list(env.TOOLS_EGRESS_ALLOW) },
     },
   };
 }

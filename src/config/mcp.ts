@@ -7,6 +7,13 @@ const common = {
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Keeps the entry in config.json without starting the server. */
   disabled: Type.Optional(Type.Boolean()),
+  /**
+   * false: the server cannot send anything out of the box (it only reads or acts locally), so
+   * its calls need no approval in a turn that read untrusted content. Default: it may.
+   */
+  egress: Type.Optional(Type.Boolean()),
+  /** `owner` (default): only the instance owner's turns use it; `all`: every user's. */
+  scope: Type.Optional(Type.Union([Type.Literal("owner"), Type.Literal("all")])),
   /** Only these of the server's tools (its own names, `*` globs) are registered; all when absent. */
   tools: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
   /** None of these of the server's tools (its own names, `*` globs) is registered. */
@@ -75,6 +82,8 @@ export function mcpServersProblem(servers: unknown): string | undefined {
     }
     if (s.trusted !== undefined && typeof s.trusted !== "boolean") return `${at}.trusted must be true or false`;
     if (s.disabled !== undefined && typeof s.disabled !== "boolean") return `${at}.disabled must be true or false`;
+    if (s.egress !== undefined && typeof s.egress !== "boolean") return `${at}.egress must be true or false`;
+    if (s.scope !== undefined && s.scope !== "owner" && s.scope !== "all") return `${at}.scope must be "owner" or "all"`;
     if ("includeTools" in s) return `${at}.includeTools: the allow list is called "tools" here`;
     for (const key of ["tools", "excludeTools"] as const) {
       const list = s[key];

@@ -186,6 +186,16 @@ export const ConfigSchema = Type.Object({
         },
         { description: "the web tools" },
       ),
+      egress: Type.Object(
+        {
+          allow: Type.Array(Type.String({ minLength: 1 }), {
+            env: "TOOLS_EGRESS_ALLOW",
+            description:
+              "destinations a call may send data to without asking even after the turn read untrusted content: host names or `*` globs (`*.example.com`), `mcp:<server>`, `extension:<name>`, comma-separated; see Security",
+          }),
+        },
+        { description: "where data may go out of the box" },
+      ),
     },
     { description: "built-in tools" },
   ),
@@ -204,7 +214,7 @@ export const DEFAULTS: Config = {
   mcp: { startWaitMs: 10_000 },
   log: { format: "pretty", level: "info" },
   memory: {},
-  tools: { approval: {}, ask: [], web: { allowPrivate: false, allowHosts: [] } },
+  tools: { approval: {}, ask: [], web: { allowPrivate: false, allowHosts: [] }, egress: { allow: [] } },
   mcpServers: {},
 };
 

@@ -1,3 +1,4 @@
+import { isIdentityPath } from "../memory/identity";
 import { toChatMessages } from "../conversation/history";
 import type { ConversationItem } from "../conversation/items";
 import type { ApprovalPolicy } from "../config/schema";
@@ -11,7 +12,7 @@ export const FLUSH_PROMPT = `[Silent step: the user does not see this message or
 /** Where the silent step's notes go: a document's content, and writing one (validated there). */
 export interface NoteStore {
   read(userId: string, path: string): Promise<{ content: string } | undefined>;
-  write(userId: string, path: string, content: string): Promise<unknown>;
+  write(userId: string, path: string, content: string, opts: { tainted?: boolean }): Promise<unknown>;
 }
 
 export interface FlushDeps {
@@ -40,7 +41,8 @@ export interface FlushResult {
 export async function memoryFlush(
   deps: FlushDeps,
   view: { system: string; items: ConversationItem[] },
-  ctx: { userId: string; signal: AbortSignal },
+  /** `tainted`: what is summarised held untrusted content, so the notes made of it are untrusted too. */
+  ctx: { userId: string; signal: AbortSignal; tainted?: boolean },
   log: (message: string) => void,
 ): Promise<FlushResult> {
   const usage = { inputTokens: 0, outputTokens: 0 };
@@ -76,9 +78,11 @@ export async function memoryFlush(
     try {
       const args = JSON.parse(call.arguments) as { path?: unknown; content?: unknown };
       if (typeof args.path !== "string" || typeof args.content !== "string" || !args.content.trim()) continue;
+      // identity files change only with the user's approval, never in a silent step
+      if (isIdentityPath(args.path)) continue;
       const before = await deps.notes.read(ctx.userId, args.path);
       const content = before?.content.trim() ? `${before.content.trimEnd()}\n\n${args.content}` : args.content;
-      await deps.notes.write(ctx.userId, args.path, content);
+      await deps.notes.write(ctx.userId, args.path, content, { tainted: ctx.tainted === true });
       notes++;
     } catch (e) {
       log(`memory flush: a note was not written: ${(e as Error).message}`);

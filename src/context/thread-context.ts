@@ -1,6 +1,6 @@
 import { toChatMessages } from "../conversation/history";
 import { itemId } from "../conversation/ids";
-import type { ConversationItem } from "../conversation/items";
+import { isUntrusted, type ConversationItem } from "../conversation/items";
 import type { ApprovalPolicy } from "../config/schema";
 import { InvalidRequest, TurnError } from "../errors";
 import type { ChatMessage, Llm, ToolSpec } from "../llm/types";
@@ -89,6 +89,16 @@ export class ThreadContext {
     this.#history = state.history;
     this.#nextSeq = state.nextSeq;
     this.#turnStart = state.nextSeq;
+  }
+
+  /** The thread holds untrusted content the model still sees (or a summary of some): its turns start tainted. */
+  get tainted(): boolean {
+    return (this.#compaction !== undefined && isUntrusted(this.#compaction)) || this.#history.some((p) => isUntrusted(p.item));
+  }
+
+  /** What the user wrote in the thread, as far as the model still sees it verbatim. */
+  userWords(): string[] {
+    return this.#history.flatMap((p) => (p.item.type === "message" && p.item.role === "user" && !isUntrusted(p.item) ? [p.item.content] : []));
   }
 
   /** Where the items of this turn still to be stored go in the thread. */
@@ -194,7 +204,7 @@ export class ThreadContext {
       const f = await memoryFlush(
         { ...this.deps, tool: this.deps.noteTool, budget: this.budget, calibration: this.#cal(), policy: this.state.policy },
         { system: this.#system(), items: older },
-        { userId: this.state.userId, signal },
+        { userId: this.state.userId, signal, tainted: this.tainted },
         this.deps.log,
       );
       notes = f.notes;
@@ -222,6 +232,7 @@ export class ThreadContext {
       trigger,
       memory_notes: notes,
       created_at: Math.floor(Date.now() / 1000),
+      ...((this.#compaction && isUntrusted(this.#compaction)) || older.some(isUntrusted) ? { untrusted: true } : {}),
     };
     await this.deps.store(this.state.threadId, item, seq);
     this.#nextSeq = seq + 1;

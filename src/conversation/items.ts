@@ -14,6 +14,8 @@ export const MessageItem = Type.Object({
   images: Type.Optional(Type.Array(ImageRef)),
   /** An assistant message cut short (cancel, timeout, shutdown, a failed stream): what arrived before. */
   status: Type.Optional(Type.Literal("incomplete")),
+  /** A message from a sender who is not the user (an untrusted webhook source): it taints the thread. */
+  untrusted: Type.Optional(Type.Boolean()),
 });
 
 export const FunctionCallItem = Type.Object({
@@ -33,6 +35,8 @@ export const FunctionCallOutputItem = Type.Object({
   output: Type.String(),
   /** Images a caller's tool returned besides its text. */
   images: Type.Optional(Type.Array(ImageRef)),
+  /** Untrusted content (a web page, an untrusted MCP server's answer…): it taints the thread. */
+  untrusted: Type.Optional(Type.Boolean()),
 });
 
 export const ConversationItem = Type.Union([MessageItem, FunctionCallItem, FunctionCallOutputItem]);
@@ -64,6 +68,8 @@ export const CompactionItem = Type.Object({
   /** Whether the agent's silent memory step ran first, and how many documents it wrote. */
   memory_notes: Type.Integer({ minimum: 0 }),
   created_at: Type.Integer(),
+  /** What it summarises held untrusted content: the summary taints the thread as they did. */
+  untrusted: Type.Optional(Type.Boolean()),
 });
 
 export type CompactionItem = Static<typeof CompactionItem>;
@@ -74,3 +80,7 @@ export type ExternalTool = ToolSpec;
 /** A person's answer to a tool call that needs approval: once, never, or from now on. */
 export const ApprovalDecision = Type.Union([Type.Literal("approve"), Type.Literal("deny"), Type.Literal("always")]);
 export type ApprovalDecision = Static<typeof ApprovalDecision>;
+
+/** Untrusted content the model has in its context: a turn with any of it is tainted. */
+export const isUntrusted = (item: ConversationItem | CompactionItem): boolean =>
+  (item.type === "function_call_output" || item.type === "message" || item.type === "compaction") && item.untrusted === true;

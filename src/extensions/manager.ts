@@ -215,6 +215,9 @@ export class ExtensionManager {
       const c = ext.credentials;
       if (c.type === "oauth2" && c.clientSecret) this.secrets.add(c.clientSecret);
     }
+    // a module with an allow list, or an MCP server (a process that can reach anything), has
+    // network access: what it answers comes from outside, and what it is sent may go out
+    const networked = manifest.runtime.type === "mcp" || (manifest.runtime.network?.allow?.length ?? 0) > 0;
     const tools = manifest.tools.map((spec): Tool => {
       const toolName = extensionToolName(name, spec.name);
       if (this.o.registry.get(toolName)) throw new Error(`the tool name ${toolName} is taken`);
@@ -223,6 +226,7 @@ export class ExtensionManager {
         description: spec.description,
         parameters: jsonSchema(spec.parameters as Record<string, unknown>),
         execute: (args, ctx) => this.#run(ext, spec.name, args, ctx),
+        ...(networked ? { untrusted: true, egress: () => `extension:${name}` } : {}),
       };
     });
     for (const tool of tools) {

@@ -116,6 +116,9 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
               call_id: gate.callId,
               tool: "details" in gate ? gate.details.tool : null,
               arguments: "details" in gate ? gate.details.arguments : null,
+              // an approval: where the call's data would go, or the identity file's change
+              ...(gate.kind === "approval" && gate.details.destination ? { destination: gate.details.destination } : {}),
+              ...(gate.kind === "approval" && gate.details.diff ? { diff: gate.details.diff } : {}),
               // an OAuth gate: the extension to connect, and the page that does it
               ...(gate.kind === "oauth" ? { extension: gate.details.extension, connect_url: gate.details.connect_url } : {}),
             }

@@ -81,7 +81,17 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
     case "tool.completed":
       return { type: "tool.completed", ...ids, call_id: ev.item.call_id, output: unwrapToolOutput(ev.item.output), is_error: ev.isError };
     case "approval.required":
-      return { type: "approval.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, arguments: ev.call.arguments };
+      return {
+        type: "approval.required",
+        ...ids,
+        call_id: ev.call.call_id,
+        tool: ev.call.name,
+        arguments: ev.call.arguments,
+        ...(ev.destination ? { destination: ev.destination } : {}),
+        ...(ev.diff ? { diff: ev.diff } : {}),
+      };
+    case "identity.changed":
+      return { type: "identity.changed", ...ids, path: ev.path };
     case "auth.required":
       return { type: "auth.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, extension: ev.extension, connect_url: ev.url };
     case "context.compacted":

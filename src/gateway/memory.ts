@@ -21,7 +21,8 @@ export function memoryRoutes(s: Services) {
       const q = single(params, "q");
       if (q === null || !q.trim()) throw new InvalidRequest("`q` is required: the text to search for.", "invalid_query");
       const limit = parseLimit(single(params, "limit"));
-      return { results: await s.memory.search(principal.userId, q, limit) };
+      const results = await s.memory.search(principal.userId, q, limit);
+      return { results: results.map(({ path, snippet, score }) => ({ path, snippet, score })) };
     })
     .delete("/api/memory", async ({ request, principal }) => {
       const path = single(new URL(request.url).searchParams, "path");
@@ -35,7 +36,8 @@ export function memoryRoutes(s: Services) {
       if (path === null) throw new InvalidRequest("`path` is required.", "invalid_path");
       const doc = await s.memory.read(principal.userId, path);
       if (!doc) throw new NotFound(`No memory document at ${path}.`);
-      return { path: doc.path, content: doc.content, created_at: isoFromMs(doc.createdAt), updated_at: isoFromMs(doc.updatedAt) };
+      // tainted: the agent wrote it after reading untrusted content; the agent reads it back as untrusted
+      return { path: doc.path, content: doc.content, created_at: isoFromMs(doc.createdAt), updated_at: isoFromMs(doc.updatedAt), tainted: doc.tainted };
     })
     .post(
       "/api/memory/write",

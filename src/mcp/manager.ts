@@ -147,11 +147,16 @@ export function toolListProblems(server: string, config: Pick<McpServerConfig, "
 }
 
 function agentTool(name: string, server: McpConnection, tool: McpTool): Tool {
+  const { config } = server;
   return {
     name,
     description: mcpToolDescription(server, tool.description || tool.title || `The ${tool.name} tool of the MCP server ${server.name}.`),
     parameters: jsonSchema(tool.inputSchema),
     execute: (args, ctx) => server.call(tool.name, args as Record<string, unknown>, ctx.signal),
+    // what an untrusted server answers is anyone's text; any server may pass on what it is sent
+    untrusted: !server.trusted,
+    egress: config.egress === false ? undefined : () => `mcp:${server.name}`,
+    ownerOnly: config.scope !== "all",
   };
 }
 

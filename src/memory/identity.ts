@@ -16,6 +16,9 @@ export type IdentitySource = (userId: string) => Promise<IdentityDocument[]>;
 /** The identity documents, in the order the system prompt shows them. */
 export const IDENTITY_PATHS = ["AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md"] as const;
 
+/** Whether a memory path is one of the identity documents. */
+export const isIdentityPath = (path: string): boolean => (IDENTITY_PATHS as readonly string[]).includes(path);
+
 /** What a user who has none of the identity documents starts with. */
 export const DEFAULT_IDENTITY: Record<(typeof IDENTITY_PATHS)[number], string> = {
   "AGENTS.md": agents,

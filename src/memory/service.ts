@@ -15,6 +15,7 @@ import {
   searchVectors,
   snippets,
   storeVectors,
+  taintedPaths,
   vectorDims,
   writeDocuments,
   type ChunkHit,
@@ -51,6 +52,8 @@ export interface SearchResult {
    * score of the full-text and the vector ranking.
    */
   score: number;
+  /** The document was written in a turn that read untrusted content. */
+  tainted: boolean;
 }
 
 export interface MemoryOptions {
@@ -92,15 +95,19 @@ export class MemoryService {
     this.mode = this.#llm ? "hybrid" : "full-text";
   }
 
-  /** Creates or overwrites a document. An embedding failure is logged; the write still happens. */
-  async write(userId: string, path: string, content: unknown): Promise<MemoryEntry> {
+  /**
+   * Creates or overwrites a document. An embedding failure is logged; the write still happens.
+   * `tainted`: the agent writes it in a turn that read untrusted content (read back as untrusted);
+   * a write by the user (the web UI, the API) makes it the user's own again.
+   */
+  async write(userId: string, path: string, content: unknown, opts: { tainted?: boolean } = {}): Promise<MemoryEntry> {
     checkPath(path);
     if (typeof content !== "string") throw new InvalidRequest("`content` must be a string.", "invalid_content");
     if (Buffer.byteLength(content, "utf8") > MAX_CONTENT_BYTES) {
       throw new InvalidRequest(`\`content\` is larger than ${MAX_CONTENT_BYTES / 1024 / 1024} MiB.`, "content_too_large");
     }
     await this.#ensureSeeded(userId);
-    const doc = await this.#prepare(path, content, userId);
+    const doc = { ...(await this.#prepare(path, content, userId)), tainted: opts.tainted === true };
     const now = Date.now();
     await this.#locked(userId, async () => {
       this.#changed(userId);
@@ -181,10 +188,12 @@ export class MemoryService {
     const snips = phrases.length ? await snippets(this.#db, phrases.join(" OR "), ids) : new Map<number, string>();
     const missing = ids.filter((id) => !snips.has(id));
     const texts = await chunkTexts(this.#db, missing);
+    const tainted = await taintedPaths(this.#db, userId, best.map((h) => h.path));
     return best.map((h) => ({
       path: h.path,
       snippet: snips.has(h.chunkId) ? flat(snips.get(h.chunkId)!) : excerpt(flat(texts.get(h.chunkId) ?? "")),
       score: Number(h.score.toPrecision(6)),
+      tainted: tainted.has(h.path),
     }));
   }
 

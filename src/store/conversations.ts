@@ -20,7 +20,8 @@ interface GateBase {
 export type Gate = GateBase &
   (
     | { kind: "external_tool" }
-    | { kind: "approval"; details: { tool: string; arguments: string } }
+    /** `destination`: where the call could carry data from a tainted turn; `diff`: an identity file's change. */
+    | { kind: "approval"; details: { tool: string; arguments: string; destination?: string; diff?: string } }
     | { kind: "oauth"; details: { tool: string; arguments: string; extension: string; connect_url: string } }
   );
 
@@ -42,7 +43,10 @@ export async function getGate(db: Db, threadId: string): Promise<Gate | undefine
   if (!row) return undefined;
   const base = { callId: row.callId, responseId: row.responseId, pending: row.data.pending ?? [] };
   const d = row.data.details ?? { tool: "", arguments: "" };
-  if (row.kind === "approval") return { ...base, kind: "approval", details: { tool: d.tool, arguments: d.arguments } };
+  if (row.kind === "approval") {
+    const review = { ...(d.destination ? { destination: d.destination } : {}), ...(d.diff ? { diff: d.diff } : {}) };
+    return { ...base, kind: "approval", details: { tool: d.tool, arguments: d.arguments, ...review } };
+  }
   if (row.kind === "oauth") return { ...base, kind: "oauth", details: { ...d, extension: d.extension ?? "", connect_url: d.connect_url ?? "" } };
   return { ...base, kind: "external_tool" };
 }
@@ -288,6 +292,8 @@ export async function listApprovalGates(db: Db, userId: string): Promise<Approva
     callId: r.callId,
     tool: r.data.details?.tool ?? "",
     arguments: r.data.details?.arguments ?? "",
+    destination: r.data.details?.destination,
+    diff: r.data.details?.diff,
     createdAt: r.createdAt,
   }));
 }

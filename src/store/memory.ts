@@ -7,13 +7,15 @@ import type { InStatement, Row } from "@libsql/client";
 import type { Db } from "./db";
 import { memoryDocuments } from "./schema";
 
-export type MemoryDocument = Pick<typeof memoryDocuments.$inferSelect, "path" | "content" | "size" | "createdAt" | "updatedAt">;
+export type MemoryDocument = Pick<typeof memoryDocuments.$inferSelect, "path" | "content" | "size" | "createdAt" | "updatedAt" | "tainted">;
 export type MemoryEntry = Pick<MemoryDocument, "path" | "size" | "updatedAt">;
 
 export interface DocumentWrite {
   path: string;
   content: string;
   chunks: string[];
+  /** Written by the agent in a turn that had read untrusted content. */
+  tainted?: boolean;
   /** One vector per chunk, from `model`; absent when there is no embedding model or it failed. */
   vectors?: { model: string; embeddings: number[][] };
 }
@@ -76,9 +78,9 @@ export async function writeDocuments(db: Db, userId: string, docs: DocumentWrite
   for (const doc of docs) {
     const key = [userId, doc.path];
     statements.push({
-      sql: `INSERT INTO memory_documents (user_id, path, content, size, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, path) DO UPDATE SET content = excluded.content, size = excluded.size, updated_at = excluded.updated_at`,
-      args: [userId, doc.path, doc.content, Buffer.byteLength(doc.content, "utf8"), now, now],
+      sql: `INSERT INTO memory_documents (user_id, path, content, size, created_at, updated_at, tainted) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, path) DO UPDATE SET content = excluded.content, size = excluded.size, updated_at = excluded.updated_at, tainted = excluded.tainted`,
+      args: [userId, doc.path, doc.content, Buffer.byteLength(doc.content, "utf8"), now, now, doc.tainted ? 1 : 0],
     });
     statements.push(...clearChunks(key, dims));
     if (doc.chunks.length) {
@@ -135,9 +137,20 @@ export async function readDocuments(db: Db, userId: string, paths: string[]): Pr
       size: memoryDocuments.size,
       createdAt: memoryDocuments.createdAt,
       updatedAt: memoryDocuments.updatedAt,
+      tainted: memoryDocuments.tainted,
     })
     .from(memoryDocuments)
     .where(and(eq(memoryDocuments.userId, userId), inArray(memoryDocuments.path, paths)));
+}
+
+/** Which of these documents of the user were written in a tainted turn. */
+export async function taintedPaths(db: Db, userId: string, paths: string[]): Promise<Set<string>> {
+  if (!paths.length) return new Set();
+  const rows = await db
+    .select({ path: memoryDocuments.path })
+    .from(memoryDocuments)
+    .where(and(eq(memoryDocuments.userId, userId), inArray(memoryDocuments.path, paths), eq(memoryDocuments.tainted, true)));
+  return new Set(rows.map((r) => r.path));
 }
 
 /** Every document of the user, by path. */

@@ -9,7 +9,7 @@ export type StoredError = { code: string; message: string };
 /** What a gate keeps to resume: the calls still pending, and what a person is shown (approval, OAuth). */
 export type GateData = {
   pending: PendingCall[];
-  details?: { tool: string; arguments: string; extension?: string; connect_url?: string };
+  details?: { tool: string; arguments: string; extension?: string; connect_url?: string; destination?: string; diff?: string };
 };
 
 export const users = sqliteTable("users", {
@@ -185,8 +185,44 @@ export const memoryDocuments = sqliteTable(
     size: integer("size").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Written by the agent in a turn that had read untrusted content: read back as untrusted. */
+    tainted: integer("tainted", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [uniqueIndex("memory_documents_user_path").on(t.userId, t.path)],
+);
+
+/**
+ * Files the agent wrote in a user's files folder, by the hash of what it wrote: a file whose
+ * content is not one of these (put there by anyone else, or changed since) is untrusted when
+ * the agent reads it, and so is one written in a tainted turn.
+ */
+export const agentFiles = sqliteTable(
+  "agent_files",
+  {
+    userId: text("user_id").notNull(),
+    path: text("path").notNull(),
+    sha256: text("sha256").notNull(),
+    tainted: integer("tainted", { mode: "boolean" }).notNull(),
+    writtenAt: integer("written_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.path] })],
+);
+
+/** Every call that could carry data out of the box and ran: what, where to, in which turn, approved how. */
+export const egressLog = sqliteTable(
+  "egress_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    threadId: text("thread_id").notNull(),
+    responseId: text("response_id").notNull(),
+    tool: text("tool").notNull(),
+    destination: text("destination").notNull(),
+    /** Why it could go: the turn was untainted, the allow list, the user's own words, the user's approval… */
+    approvedBy: text("approved_by").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("egress_log_user").on(t.userId, t.id)],
 );
 
 /**

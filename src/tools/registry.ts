@@ -2,7 +2,7 @@ import { Value } from "@sinclair/typebox/value";
 import { TurnError } from "../errors";
 import type { ToolSpec } from "../llm/types";
 import { jsonSchemaProblem } from "./json-schema";
-import type { Tool, ToolContext } from "./tool";
+import type { Confirmation, Tool, ToolContext } from "./tool";
 
 /** Tool output longer than this is cut, here and only here, with a marker saying so. */
 export const MAX_TOOL_OUTPUT_CHARS = 32_000;
@@ -55,15 +55,15 @@ export class ToolRegistry {
     }));
   }
 
-  /** Validates the arguments and runs the tool; every failure becomes text for the model. */
-  async run(name: string, rawArguments: string, ctx: ToolContext): Promise<{ output: string; isError: boolean }> {
+  /** The tool and its arguments, checked; or what is wrong with the call, as text for the model. */
+  #checked(name: string, rawArguments: string): { tool: Tool; args: unknown } | { error: string } {
     const tool = this.#tools.get(name);
-    if (!tool) return { output: `Error: there is no tool named ${name}.`, isError: true };
+    if (!tool) return { error: `Error: there is no tool named ${name}.` };
     let args: unknown;
     try {
       args = rawArguments.trim() ? JSON.parse(rawArguments) : {};
     } catch {
-      return { output: `Error: the arguments for ${name} are not valid JSON.`, isError: true };
+      return { error: `Error: the arguments for ${name} are not valid JSON.` };
     }
     if (!Value.Check(tool.parameters, args)) {
       const problems =
@@ -72,15 +72,39 @@ export class ToolRegistry {
           .slice(0, 3)
           .map((e) => `${e.path || "(root)"} ${e.message}`)
           .join("; ");
-      return { output: `Error: invalid arguments for ${name}: ${problems}.`, isError: true };
+      return { error: `Error: invalid arguments for ${name}: ${problems}.` };
     }
+    return { tool, args };
+  }
+
+  /**
+   * What a person must know of a call before it runs: where it could send data, and the
+   * change it would make that needs approval whatever the policy. Nothing for a call that
+   * cannot run (its error is the model's to read).
+   */
+  async review(name: string, rawArguments: string, ctx: ToolContext): Promise<{ destination?: string; confirmation?: Confirmation }> {
+    const checked = this.#checked(name, rawArguments);
+    if ("error" in checked) return {};
+    const { tool, args } = checked;
+    return { destination: tool.egress?.(args), confirmation: await tool.confirm?.(args, ctx) };
+  }
+
+  /** Validates the arguments and runs the tool; every failure becomes text for the model. */
+  async run(name: string, rawArguments: string, ctx: ToolContext): Promise<{ output: string; isError: boolean; untrusted: boolean }> {
+    const checked = this.#checked(name, rawArguments);
+    if ("error" in checked) return { output: checked.error, isError: true, untrusted: false };
+    const { tool, args } = checked;
     try {
-      return { output: truncateOutput(await tool.execute(args, ctx)), isError: false };
+      const out = await tool.execute(args, ctx);
+      const text = typeof out === "string" ? out : out.output;
+      const untrusted = tool.untrusted === true || (typeof out !== "string" && out.untrusted === true);
+      return { output: truncateOutput(text), isError: false, untrusted };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
       // a tool that crashed (a bug, not a failure it reports) fails the turn rather than confuse the model
       if (crashed(e)) throw new TurnError("tool_error", `The tool ${name} crashed: ${(e as Error).message}`);
-      return { output: truncateOutput(`Error: ${name} failed: ${(e as Error).message ?? String(e)}`), isError: true };
+      // a failure's message may quote what the tool read (a page's error text): as untrusted as its output
+      return { output: truncateOutput(`Error: ${name} failed: ${(e as Error).message ?? String(e)}`), isError: true, untrusted: tool.untrusted === true };
     }
   }
 }

@@ -4,6 +4,11 @@ export interface ToolContext {
   userId: string;
   threadId: string;
   signal: AbortSignal;
+  /**
+   * The turn has read untrusted content (a web page, an untrusted MCP server's result…): what
+   * the tool stores now (a memory document, a file) is marked so and read back as untrusted.
+   */
+  tainted?: boolean;
   /** The turn's tools, for tool_search: what it finds is offered in the model's next step. */
   tools?: ToolFinder;
 }
@@ -21,12 +26,36 @@ export interface Found {
   more: string[];
 }
 
+/** What a tool gives back: text, or text with what is known of where it came from. */
+export type ToolOutput = string | { output: string; untrusted?: boolean };
+
+/** A call the user must see and approve whatever the policy: an identity file's change, as a diff. */
+export interface Confirmation {
+  diff: string;
+  /** The identity file the call changes. */
+  identityFile: string;
+}
+
 /** A built-in, extension or MCP tool: a value with a schema and an `execute`. */
 export interface Tool<P extends TSchema = TSchema> {
   name: string;
   description: string;
   parameters: P;
-  execute(args: Static<P>, ctx: ToolContext): Promise<string>;
+  execute(args: Static<P>, ctx: ToolContext): Promise<ToolOutput>;
+  /**
+   * Every output is untrusted content (the web, an untrusted MCP server, an extension with
+   * network access): it taints the turn. Outputs can also say so one by one (`ToolOutput`).
+   */
+  untrusted?: boolean;
+  /**
+   * Where a call could carry data out of the box (a host, an MCP server, an extension), or
+   * undefined when it cannot: in a tainted turn such a call needs the user's approval.
+   */
+  egress?(args: Static<P>): string | undefined;
+  /** A call the user must approve whatever the policy (identity files), or undefined. */
+  confirm?(args: Static<P>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  /** Only the instance owner's turns may use it (an MCP server scoped to the owner). */
+  ownerOnly?: boolean;
 }
 
 export function defineTool<P extends TSchema>(tool: Tool<P>): Tool<P> {

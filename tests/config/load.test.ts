@@ -155,6 +155,7 @@ describe("layering", () => {
       WEB_FETCH_ALLOW_PRIVATE: "true",
       WEB_SEARCH_URL: "http://searx",
       WEB_FETCH_ALLOW_HOSTS: "wiki.lan, nas.lan",
+      TOOLS_EGRESS_ALLOW: "*.example.com, mcp:home",
       LLM_MAX_RETRIES: "5",
       LLM_CONTEXT_WINDOW: "8192",
       LLM_MAX_OUTPUT_TOKENS: "1024",
@@ -188,7 +189,12 @@ describe("layering", () => {
       mcp: { startWaitMs: 2500 },
       log: { format: "json", level: "warn" },
       memory: { embeddingModel: "emb" },
-      tools: { approval: {}, ask: ["file_write", "web_fetch"], web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" } },
+      tools: {
+        approval: {},
+        ask: ["file_write", "web_fetch"],
+        web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" },
+        egress: { allow: ["*.example.com", "mcp:home"] },
+      },
       mcpServers: {},
     });
   });

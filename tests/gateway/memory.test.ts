@@ -44,7 +44,7 @@ describe("POST /api/memory/write and GET /api/memory/read", () => {
     expect(new Date(w.body.updated_at).toISOString()).toBe(w.body.updated_at);
     const r = await get(`/api/memory/read?path=${q("notes/new.md")}`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ path: "notes/new.md", content: "Fresh note: café ☕", created_at: w.body.updated_at, updated_at: w.body.updated_at });
+    expect(r.body).toEqual({ path: "notes/new.md", content: "Fresh note: café ☕", created_at: w.body.updated_at, updated_at: w.body.updated_at, tainted: false });
   });
 
   test("overwriting keeps created_at and moves updated_at", async () => {

@@ -57,16 +57,17 @@ describe("McpManager with a stdio server", () => {
     expect(picture).toEqual({
       output: "Here it is:\n[image: image/png, 2.0 KB]\n[resource file:///notes.txt (text/plain)]\nthe notes",
       isError: false,
+      untrusted: true,
     });
   });
 
   test("an isError result becomes a tool error", async () => {
-    expect(await run("mcp__flaky__fail")).toEqual({ output: "Error: mcp__flaky__fail failed: the flux capacitor is broken", isError: true });
+    expect(await run("mcp__flaky__fail")).toEqual({ output: "Error: mcp__flaky__fail failed: the flux capacitor is broken", isError: true, untrusted: true });
   });
 
   test("the raw JSON Schema validates arguments (its $schema dialect is dropped)", async () => {
     expect(registry.get("mcp__flaky__times")!.parameters).not.toHaveProperty("$schema");
-    expect(await run("mcp__flaky__times", { a: 6, b: 7 })).toEqual({ output: "42", isError: false });
+    expect(await run("mcp__flaky__times", { a: 6, b: 7 })).toEqual({ output: "42", isError: false, untrusted: true });
     const bad = await run("mcp__flaky__times", { a: 1.5 });
     expect(bad.isError).toBe(true);
     expect(bad.output).toContain("invalid arguments for mcp__flaky__times");

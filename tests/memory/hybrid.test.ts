@@ -69,7 +69,7 @@ describe("with an embedding model", () => {
     // no letters or digits: nothing for full-text search, but the very same embedding
     await memory.write("u", "doodles/line.md", "~~~ —— ~~~");
     const results = await memory.search("u", "~~~ —— ~~~");
-    expect(results[0]).toEqual({ path: "doodles/line.md", snippet: "~~~ —— ~~~", score: expect.any(Number) });
+    expect(results[0]).toEqual({ path: "doodles/line.md", snippet: "~~~ —— ~~~", score: expect.any(Number), tainted: false });
   });
 
   test("overwrite and delete take the vectors along", async () => {

@@ -55,7 +55,7 @@ describe("full-text search", () => {
     const results = await memory.search(A, "euros receipt");
     expect(results.length).toBeGreaterThanOrEqual(2);
     for (const r of results) {
-      expect(Object.keys(r).sort()).toEqual(["path", "score", "snippet"]);
+      expect(Object.keys(r).sort()).toEqual(["path", "score", "snippet", "tainted"]);
       expect(typeof r.score).toBe("number");
       expect(r.snippet).not.toContain("\n");
     }

@@ -7,7 +7,9 @@ import { Type } from "@sinclair/typebox";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, realpath, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { createHash } from "node:crypto";
 import { userFilesDir, type Paths } from "../../config/load";
+import type { AgentFileRecords } from "../../store/agent-files";
 import { defineTool, type Tool, type ToolContext } from "../tool";
 import { formatBytes } from "./http-read";
 
@@ -132,7 +134,14 @@ const looksBinary = (bytes: Uint8Array) => {
   }
 };
 
-export function fileTools(paths: Paths): Tool[] {
+const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
+
+/**
+ * The file tools. With `records`, what the agent writes is remembered by its hash, and a file
+ * it reads is trusted only when the agent wrote exactly that content in an untainted turn;
+ * anything else in the folder was put there by someone else (or changed since) and is untrusted.
+ */
+export function fileTools(paths: Paths, records?: AgentFileRecords): Tool[] {
   const files = new FilesFolder(paths.home);
   /** Runs `fn`, turning file-system errors into plain words about `shown`. */
   const guarded = async <T>(ctx: ToolContext, input: string, fn: (r: Resolved) => Promise<T>): Promise<T> => {
@@ -165,7 +174,8 @@ export function fileTools(paths: Paths): Tool[] {
           }
           const bytes = new Uint8Array(await handle.readFile());
           if (looksBinary(bytes)) throw new Error(`${r.shown} is a binary file (${formatBytes(bytes.byteLength)}): file_read only reads text`);
-          return new TextDecoder().decode(bytes);
+          const untrusted = !(await records?.trusted(ctx.userId, sha256(bytes)));
+          return { output: new TextDecoder().decode(bytes), untrusted };
         } finally {
           await handle.close();
         }
@@ -197,6 +207,7 @@ export function fileTools(paths: Paths): Tool[] {
         } finally {
           await handle.close();
         }
+        await records?.wrote(ctx.userId, r.shown, sha256(content), ctx.tainted === true);
         return `Wrote ${formatBytes(bytes)} to ${r.shown}.`;
       });
     },
@@ -237,7 +248,10 @@ export function fileTools(paths: Paths): Tool[] {
         refuseHardLinked(r.final, r.shown);
         // a symlink (already checked to stay inside) is removed itself, not its target
         if (r.final.isDirectory()) await rmdir(r.path);
-        else await unlink(r.path);
+        else {
+          await unlink(r.path);
+          await records?.forget(ctx.userId, r.shown);
+        }
         return `Deleted ${r.shown}.`;
       }),
   });

@@ -6,6 +6,7 @@ import type { Tool } from "../tool";
 import type { MemoryService } from "../../memory/service";
 import { memoryTools } from "./memory";
 import { fileTools } from "./files";
+import { agentFileRecords } from "../../store/agent-files";
 import { webFetchTool } from "./web-fetch";
 import { webSearchTool } from "./web-search";
 import { toolSearchTool } from "./tool-search";
@@ -22,7 +23,7 @@ export interface BuiltinDeps {
 export function builtinTools(deps: BuiltinDeps): Tool[] {
   const { web } = deps.config.tools;
   return [
-    ...fileTools(deps.paths),
+    ...fileTools(deps.paths, deps.db && agentFileRecords(deps.db)),
     webFetchTool(web),
     ...memoryTools(deps.memory),
     // web_search exists only with a SearXNG instance to ask

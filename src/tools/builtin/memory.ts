@@ -1,6 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import type { MemoryService } from "../../memory/service";
 import { MAX_SEARCH_LIMIT } from "../../memory/service";
+import { createPatch } from "diff";
+import { isIdentityPath } from "../../memory/identity";
 import { defineTool, type Tool } from "../tool";
 
 const PATH_RULES = "A relative path with / between folders, like notes/garden.md (no leading /, no . or .. parts).";
@@ -21,7 +23,9 @@ export function memoryTools(memory: MemoryService): Tool[] {
       async execute({ query, limit }, ctx) {
         const results = await memory.search(ctx.userId, query, limit);
         if (!results.length) return `No memory documents match "${query}".`;
-        return results.map((r, i) => `${i + 1}. ${r.path} (score ${r.score})\n   ${r.snippet.replace(/\s*\n\s*/g, " ")}`).join("\n");
+        const output = results.map((r, i) => `${i + 1}. ${r.path} (score ${r.score})\n   ${r.snippet.replace(/\s*\n\s*/g, " ")}`).join("\n");
+        // a snippet of a document written after reading untrusted content is as untrusted as it
+        return { output, untrusted: results.some((r) => r.tainted) };
       },
     }),
     defineTool({
@@ -31,7 +35,7 @@ export function memoryTools(memory: MemoryService): Tool[] {
       async execute({ path }, ctx) {
         const doc = await memory.read(ctx.userId, path);
         if (!doc) throw new Error(`there is no memory document at ${path}; memory_tree lists the documents.`);
-        return doc.content || `(${path} is empty)`;
+        return { output: doc.content || `(${path} is empty)`, untrusted: doc.tainted };
       },
     }),
     defineTool({
@@ -45,8 +49,15 @@ export function memoryTools(memory: MemoryService): Tool[] {
         path: Type.String({ description: "The document's path." }),
         content: Type.String({ description: "The full new content." }),
       }),
+      // an identity file shapes every later turn: its change is shown to the user, who approves it
+      async confirm({ path, content }, ctx) {
+        if (!isIdentityPath(path)) return undefined;
+        const before = (await memory.read(ctx.userId, path))?.content ?? "";
+        return { identityFile: path, diff: createPatch(path, before, content, "now", "after this change") };
+      },
       async execute({ path, content }, ctx) {
-        const saved = await memory.write(ctx.userId, path, content);
+        // an identity file changes only with the user's approval: what they approved is theirs
+        const saved = await memory.write(ctx.userId, path, content, { tainted: ctx.tainted === true && !isIdentityPath(path) });
         return `Saved ${saved.path} (${saved.size} bytes).`;
       },
     }),

@@ -82,6 +82,15 @@ function kindOf(mime: string, bytes: Uint8Array): Kind {
   return /^\s*<(!doctype html|html)/i.test(new TextDecoder().decode(head.subarray(0, 512))) ? "html" : "text";
 }
 
+/** The host (and port) a URL sends its request to, as an approval names it. */
+export function destinationHost(url: string): string {
+  try {
+    return new URL(url.trim()).host || url.slice(0, 200);
+  } catch {
+    return url.slice(0, 200);
+  }
+}
+
 export function webFetchTool(access: WebAccess, opts: WebFetchOptions = {}): Tool {
   const timeoutMs = opts.timeoutMs ?? WEB_FETCH_TIMEOUT_MS;
   const maxBytes = opts.maxBytes ?? WEB_FETCH_MAX_BYTES;
@@ -94,6 +103,9 @@ export function webFetchTool(access: WebAccess, opts: WebFetchOptions = {}): Too
     parameters: Type.Object({
       url: Type.String({ minLength: 1, maxLength: 8192, description: "Absolute http:// or https:// URL" }),
     }),
+    // a page is anyone's text; and the URL itself carries whatever is put in it to its host
+    untrusted: true,
+    egress: ({ url }) => destinationHost(url),
     async execute({ url }, ctx) {
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
       let current = httpUrl(url.trim());

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineTool, type Tool } from "../tool";
 import { decodeText, readLimited } from "./http-read";
-import { WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_MS } from "./web-fetch";
+import { destinationHost, WEB_FETCH_MAX_BYTES, WEB_FETCH_TIMEOUT_MS } from "./web-fetch";
 
 export interface WebSearchOptions {
   timeoutMs?: number;
@@ -26,6 +26,9 @@ export function webSearchTool(searchUrl: string, opts: WebSearchOptions = {}): T
       query: Type.String({ minLength: 1, maxLength: 500, description: "What to search for" }),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: "How many results (default 5)" })),
     }),
+    // results are anyone's text; the query goes to the search service (and on to the engines it asks)
+    untrusted: true,
+    egress: () => destinationHost(searchUrl),
     async execute({ query, limit = 5 }, ctx) {
       const url = `${searchUrl.replace(/\/+$/, "")}/search?q=${encodeURIComponent(query)}&format=json`;
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);

@@ -1,0 +1,58 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { InvalidRequest } from "../errors";
+import { requireAuth } from "../http/auth";
+import { isoFromMs } from "../http/time";
+import type { Services } from "../services";
+import { listEgress, type EgressRow } from "../store/egress";
+
+const MAX_LIMIT = 200;
+
+/** One call that could carry data out of the box and ran, as GET /api/egress lists it. */
+export const EgressRecord = Type.Object({
+  id: Type.Integer(),
+  tool: Type.String(),
+  /** Where the data could go: a host, `mcp:<server>`, `extension:<name>`. */
+  destination: Type.String(),
+  thread_id: Type.String(),
+  response_id: Type.String(),
+  /**
+   * Why it went: `untainted turn` (the turn had read nothing untrusted), `allow list`
+   * (tools.egress.allow), `the user's own words`, `user` (approved), `user: always`.
+   */
+  approved_by: Type.String(),
+  created_at: Type.String(),
+});
+export type EgressRecord = Static<typeof EgressRecord>;
+
+export const EgressList = Type.Object({ egress: Type.Array(EgressRecord), has_more: Type.Boolean() });
+export type EgressList = Static<typeof EgressList>;
+
+const record = (r: EgressRow): EgressRecord => ({
+  id: r.id,
+  tool: r.tool,
+  destination: r.destination,
+  thread_id: r.threadId,
+  response_id: r.responseId,
+  approved_by: r.approvedBy,
+  created_at: isoFromMs(r.createdAt),
+});
+
+/** GET /api/egress?limit=&before=: the caller's own egress log, newest first. */
+export function egressRoutes(s: Services) {
+  return new Elysia({ name: "egress" })
+    .use(requireAuth(s))
+    .get("/api/egress", async ({ request, principal }): Promise<EgressList> => {
+      const params = new URL(request.url).searchParams;
+      const limit = integer(params.get("limit"), "limit", 50, MAX_LIMIT);
+      const before = params.has("before") ? integer(params.get("before"), "before", 0, Number.MAX_SAFE_INTEGER) : undefined;
+      const rows = await listEgress(s.db, principal.userId, { limit: limit + 1, before });
+      return { egress: rows.slice(0, limit).map(record), has_more: rows.length > limit };
+    });
+}
+
+function integer(raw: string | null, name: string, fallback: number, max: number): number {
+  if (raw === null || raw === "") return fallback;
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new InvalidRequest(`\`${name}\` must be an integer from 1 to ${max}.`);
+  return Number(raw);
+}
