@@ -2,8 +2,7 @@
 // is checked first, then the private-address guard of `web_fetch` (the host is resolved only
 // once it is allowed, and the connection goes to the address that was checked), and the
 // credential is added only for the hosts the manifest binds it to.
-import { isIP } from "node:net";
-import { checkHost, type WebAccess } from "../../tools/builtin/web-guard";
+import { checkHost, fetchPinned, type WebAccess } from "../../tools/builtin/web-guard";
 import { isAllowed } from "../hosts";
 
 /** The most of a response body a module is given; the rest is cut. */
@@ -71,8 +70,8 @@ export async function sandboxedGet(rawUrl: string, policy: NetworkPolicy, signal
     if (bound && credential.query) target.searchParams.set(credential.query.name, credential.query.value);
     let res: Response;
     try {
-      const { hostname, addresses } = await checkHost(url.hostname, policy.access);
-      res = await pinnedGet(target, hostname, addresses, bound && credential.header ? { [credential.header.name]: credential.header.value } : {}, signal);
+      const checked = await checkHost(url.hostname, policy.access);
+      res = await fetchPinned(target, checked, { headers: bound && credential.header ? { [credential.header.name]: credential.header.value } : {}, signal });
     } catch (e) {
       if (signal.aborted) return { error: "the request was cancelled: the call ran out of time" };
       return { error: hider.hide(`the request failed: ${(e as Error).message}`) };
@@ -91,31 +90,6 @@ export async function sandboxedGet(rawUrl: string, policy: NetworkPolicy, signal
     }
     return readBody(res, hider);
   }
-}
-
-/**
- * One GET sent to an address checkHost approved rather than to the name (as `web_fetch`
- * does): the Host header and the TLS server name carry the original host, so a DNS answer
- * that changes after the check is never used. Addresses are tried in resolver order.
- */
-async function pinnedGet(url: URL, hostname: string, addresses: string[], headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
-  let lastError: unknown;
-  for (const address of addresses) {
-    const target = new URL(url.href);
-    target.hostname = address.includes(":") ? `[${address}]` : address;
-    try {
-      return await fetch(target, {
-        redirect: "manual",
-        signal,
-        headers: { ...headers, host: url.host },
-        tls: isIP(hostname) ? {} : { serverName: hostname },
-      });
-    } catch (e) {
-      if (signal.aborted) throw e;
-      lastError = e;
-    }
-  }
-  throw lastError;
 }
 
 /**

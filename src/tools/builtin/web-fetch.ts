@@ -1,9 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import { isIP } from "node:net";
 import { VERSION } from "../../version";
 import { defineTool, type Tool } from "../tool";
 import { decodeText, formatBytes, parseContentType, readLimited } from "./http-read";
-import { checkHost, type Resolve, type WebAccess } from "./web-guard";
+import { checkHost, fetchPinned, type Resolve, type WebAccess } from "./web-guard";
 
 export const WEB_FETCH_TIMEOUT_MS = 15_000;
 export const WEB_FETCH_MAX_BYTES = 2 * 1024 * 1024;
@@ -36,38 +35,20 @@ function httpUrl(text: string, what = "the URL"): URL {
   return url;
 }
 
-/**
- * One GET, sent to an address checkHost approved rather than to the name: the URL carries
- * the IP, the Host header and the TLS server name carry the original host, so a DNS answer
- * that changes after the check (rebinding) is never used, and certificates are still
- * verified against the real host name. Addresses are tried in resolver order.
- */
+/** One GET to the address checkHost approved for the URL's host (see fetchPinned). */
 async function pinnedGet(url: URL, access: WebAccess, signal: AbortSignal, opts: WebFetchOptions): Promise<Response> {
-  const { hostname, addresses } = await checkHost(url.hostname, access, opts.resolve);
-  const { ca } = opts;
-  let lastError: unknown;
-  for (const address of addresses) {
-    const target = new URL(url.href);
-    target.hostname = address.includes(":") ? `[${address}]` : address;
-    try {
-      return await fetch(target, {
-        method: "GET",
-        redirect: "manual",
-        signal,
-        headers: {
-          host: url.host,
-          "user-agent": `service-web-fetch/${VERSION}`,
-          accept: "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5",
-        },
-        tls: { ...(isIP(hostname) ? {} : { serverName: hostname }), ...(ca ? { ca } : {}) },
-      });
-    } catch (e) {
-      if (signal.aborted) throw e;
-      lastError = e;
-    }
+  const checked = await checkHost(url.hostname, access, opts.resolve);
+  const headers = {
+    "user-agent": `service-web-fetch/${VERSION}`,
+    accept: "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5",
+  };
+  try {
+    return await fetchPinned(url, checked, { headers, signal, ca: opts.ca });
+  } catch (e) {
+    if (signal.aborted) throw e;
+    const err = e as { code?: string; message?: string };
+    throw new Error(`cannot connect to ${url.host}: ${err?.code ?? err?.message ?? String(e)}`);
   }
-  const err = lastError as { code?: string; message?: string };
-  throw new Error(`cannot connect to ${url.host}: ${err?.code ?? err?.message ?? String(lastError)}`);
 }
 
 type Kind = "html" | "text" | "binary";

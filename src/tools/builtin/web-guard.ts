@@ -157,3 +157,35 @@ export function restrictedKind(address: string): string | null {
   const lists = family === 4 ? V4_LISTS : V6_RANGES;
   return lists.find(([, list]) => list.check(bareAddress, family === 4 ? "ipv4" : "ipv6"))?.[0] ?? null;
 }
+
+/**
+ * A request sent to an address checkHost approved rather than to the name: the URL carries
+ * the IP, the Host header and the TLS server name carry the original host, so a DNS answer
+ * that changes after the check (rebinding) is never used, and certificates are still
+ * verified against the real host name. Addresses are tried in resolver order; the last
+ * connection error is thrown when none answers. Redirects are the caller's to follow.
+ */
+export async function fetchPinned(
+  url: URL,
+  checked: CheckedHost,
+  init: { headers: Record<string, string>; signal: AbortSignal; ca?: string | string[] },
+): Promise<Response> {
+  let lastError: unknown;
+  for (const address of checked.addresses) {
+    const target = new URL(url.href);
+    target.hostname = address.includes(":") ? `[${address}]` : address;
+    try {
+      return await fetch(target, {
+        method: "GET",
+        redirect: "manual",
+        signal: init.signal,
+        headers: { ...init.headers, host: url.host },
+        tls: { ...(isIP(checked.hostname) ? {} : { serverName: checked.hostname }), ...(init.ca ? { ca: init.ca } : {}) },
+      });
+    } catch (e) {
+      if (init.signal.aborted) throw e;
+      lastError = e;
+    }
+  }
+  throw lastError;
+}
