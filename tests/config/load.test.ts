@@ -189,6 +189,7 @@ describe("layering", () => {
       log: { format: "json", level: "warn" },
       memory: { embeddingModel: "emb" },
       tools: { approval: {}, ask: ["file_write", "web_fetch"], web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" } },
+      auth: { sso: { allowedDomains: [], autoCreate: false, sessionDays: 30 } },
       mcpServers: {},
     });
   });

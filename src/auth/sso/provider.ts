@@ -1,0 +1,34 @@
+/** Who the identity provider says signed in. */
+export interface Identity {
+  /** The provider's stable id of the person (`sub`, GitHub's numeric id). */
+  subject: string;
+  /** Verified email addresses, the preferred one first; unverified ones never appear. */
+  emails: string[];
+  name?: string;
+}
+
+/** What one sign-in carries from its start to its callback. */
+export interface FlowChecks {
+  state: string;
+  nonce: string;
+  /** The PKCE code_verifier (S256). */
+  verifier: string;
+}
+
+/** One configured identity provider: Google, GitHub, or an OpenID Connect issuer. */
+export interface SsoProvider {
+  id: "google" | "github" | "oidc";
+  /** Its name on the sign-in card. */
+  name: string;
+  /** Where the browser goes to sign in. */
+  authorizationUrl(redirectUri: string, checks: FlowChecks): Promise<URL>;
+  /**
+   * The callback as the provider sent it (`redirectUri` and its query): the code exchanged
+   * and every check made (state, PKCE, and for OpenID Connect the ID token's signature, `iss`,
+   * `aud`, `exp` and `nonce`). Throws when any fails.
+   */
+  finish(callbackUrl: URL, checks: FlowChecks): Promise<Identity>;
+}
+
+/** How long any request to a provider may take. */
+export const PROVIDER_TIMEOUT_S = 15;
