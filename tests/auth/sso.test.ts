@@ -180,14 +180,14 @@ describe("single sign-on with autoCreate and allowed domains", () => {
   });
 
   describe("a bad ID token is a plain-text 401, and nothing is created", () => {
-    const cases: { name: string; set: (idp: FakeOidc) => void }[] = [
-      { name: "a wrong nonce", set: (i) => (i.tamper = { nonce: "not-the-nonce-that-was-sent" }) },
-      { name: "a signature by a key not in the issuer's JWKS", set: (i) => (i.tamper = { foreignKey: true }) },
-      { name: "an expired token", set: (i) => (i.tamper = { expiredS: 600 }) },
-      { name: "another audience", set: (i) => (i.tamper = { aud: "someone-else" }) },
-      { name: "another issuer", set: (i) => (i.tamper = { iss: "http://127.0.0.1:1" }) },
-      { name: "an unverified email", set: (i) => (i.person = { ...i.person, email_verified: false }) },
-      { name: "no email at all", set: (i) => (i.person = { sub: i.person.sub }) },
+    const cases: { name: string; set: (idp: FakeOidc) => void; why: string }[] = [
+      { name: "a wrong nonce", set: (i) => (i.tamper = { nonce: "not-the-nonce-that-was-sent" }), why: 'unexpected ID Token "nonce" claim value' },
+      { name: "a signature by a key not in the issuer's JWKS", set: (i) => (i.tamper = { foreignKey: true }), why: "JWT signature verification failed" },
+      { name: "an expired token", set: (i) => (i.tamper = { expiredS: 600 }), why: '"exp" (expiration time) claim value, expiration is past' },
+      { name: "another audience", set: (i) => (i.tamper = { aud: "someone-else" }), why: '"aud" (audience)' },
+      { name: "another issuer", set: (i) => (i.tamper = { iss: "http://127.0.0.1:1" }), why: '"iss" (issuer)' },
+      { name: "an unverified email", set: (i) => (i.person = { ...i.person, email_verified: false }), why: "no verified email" },
+      { name: "no email at all", set: (i) => (i.person = { sub: i.person.sub }), why: "no verified email" },
     ];
     for (const c of cases) {
       test(c.name, async () => {
@@ -203,7 +203,7 @@ describe("single sign-on with autoCreate and allowed domains", () => {
         }
         expect((await users(t)).length).toBe(before.users);
         expect(await sessionRows(t)).toBe(before.sessions);
-        expect(t.logs.slice(before.logs).some((l) => l.startsWith("sso oidc: sign-in refused: "))).toBe(true);
+        expect(t.logs.slice(before.logs).filter((l) => l.startsWith("sso oidc: sign-in refused: "))).toEqual([expect.stringContaining(c.why)]);
       });
     }
   });

@@ -227,6 +227,7 @@ export function startFakeGithub(opts: { person?: GithubPerson } = {}): FakeGithu
         tokens.set(token, grant.person);
         return Response.json({ access_token: token, token_type: "bearer", scope: "read:user,user:email" });
       }
+      if (url.pathname === "/api") return Response.json({ current_user_url: `${gh.url}/api/user` });
       if (url.pathname === "/api/user" || url.pathname === "/api/user/emails") {
         gh.log.apiCalls.push(url.pathname);
         if (!req.headers.get("user-agent")) return new Response("a User-Agent is required", { status: 403 });

@@ -32,3 +32,14 @@ export interface SsoProvider {
 
 /** How long any request to a provider may take. */
 export const PROVIDER_TIMEOUT_S = 15;
+
+/** An error of the client library, said with what it found: the HTTP status, the values that differ. */
+export function failureReason(e: unknown): string {
+  const { message, cause } = e as Error & { cause?: unknown };
+  if (cause instanceof Error) return `${message} (${cause.message})`;
+  if (cause instanceof Response) return `${message} (HTTP ${cause.status} from ${cause.url})`;
+  const c = cause as { expected?: unknown; claim?: string; attribute?: string; body?: Record<string, unknown>; claims?: Record<string, unknown> } | undefined;
+  const name = c?.claim ?? c?.attribute;
+  if (name && c?.expected !== undefined) return `${message} (${name}: expected ${JSON.stringify(c.expected)}, got ${JSON.stringify((c.claims ?? c.body)?.[name])})`;
+  return message;
+}

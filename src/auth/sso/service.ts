@@ -8,7 +8,7 @@ import type { UserRow } from "../../store/users";
 import type { Authenticator } from "../principal";
 import { hashToken, newToken, SESSION_TOKEN_PREFIX } from "../tokens";
 import { PendingSignIns } from "./pending";
-import type { Identity, SsoProvider } from "./provider";
+import { failureReason, type Identity, type SsoProvider } from "./provider";
 import { configuredProviders, redirectUri, type SsoSettings } from "./providers";
 
 const DAY_MS = 86_400_000;
@@ -52,8 +52,8 @@ export class SsoService {
     try {
       url = await provider.authorizationUrl(this.redirectUri(id), checks);
     } catch (e) {
-      this.deps.log.warn(`sso ${id}: the provider could not be reached: ${(e as Error).message}`);
-      throw new Unavailable(`${provider.name} could not be reached to sign in: ${(e as Error).message}`);
+      this.deps.log.warn(`sso ${id}: the provider could not be reached: ${failureReason(e)}`);
+      throw new Unavailable(`${provider.name} could not be reached to sign in: ${failureReason(e)}`);
     }
     this.#pending.add(id, checks, binding);
     return url;
@@ -73,8 +73,7 @@ export class SsoService {
     try {
       identity = await provider.finish(callback, checks);
     } catch (e) {
-      const cause = (e as Error).cause instanceof Error ? ` (${((e as Error).cause as Error).message})` : "";
-      return this.#refuse(id, `${(e as Error).message}${cause}`);
+      return this.#refuse(id, failureReason(e));
     }
     return this.#signIn(provider, identity);
   }
