@@ -12,6 +12,9 @@ export interface Principal {
 }
 
 const CACHE_TTL_MS = 30_000;
+
+/** The token of an `Authorization: Bearer …` header. */
+export const bearerOf = (authorization: string | null | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
 const CACHE_MAX = 1000;
 
 /** Resolves bearer tokens to principals: the instance token, a per-user token's hash, or an SSO session bearer's. */
@@ -24,7 +27,7 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | null | undefined): Promise<Principal> {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+    const token = bearerOf(authorization);
     if (!token) throw AuthFailure.unauthorized();
     if (sameSecret(token, this.instanceToken)) return { userId: OWNER_ID, role: "owner", operator: true };
     const hash = hashToken(token);

@@ -186,7 +186,11 @@ describe("single sign-on with autoCreate and allowed domains", () => {
       { name: "an expired token", set: (i) => (i.tamper = { expiredS: 600 }), why: '"exp" (expiration time) claim value, expiration is past' },
       { name: "another audience", set: (i) => (i.tamper = { aud: "someone-else" }), why: '"aud" (audience)' },
       { name: "another issuer", set: (i) => (i.tamper = { iss: "http://127.0.0.1:1" }), why: '"iss" (issuer)' },
-      { name: "an unverified email", set: (i) => (i.person = { ...i.person, email_verified: false }), why: "no verified email" },
+      {
+        name: "an unverified email",
+        set: (i) => (i.person = { ...i.person, email_verified: false }),
+        why: "no verified email address: it says mallory@example.com is not verified (email_verified)",
+      },
       { name: "no email at all", set: (i) => (i.person = { sub: i.person.sub }), why: "no verified email" },
     ];
     for (const c of cases) {

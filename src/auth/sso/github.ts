@@ -58,12 +58,14 @@ export function githubProvider(name: string, s: GithubSettings): SsoProvider {
       const emails = await api<{ email?: unknown; primary?: unknown; verified?: unknown }[]>("/user/emails", tokens.access_token);
       if (typeof user.id !== "number" && typeof user.id !== "string") throw new Error("GitHub's /user has no id");
       if (!Array.isArray(emails)) throw new Error("GitHub's /user/emails is not a list");
-      const verified = emails
-        .filter((e) => e.verified === true && typeof e.email === "string")
-        .sort((a, b) => Number(b.primary === true) - Number(a.primary === true))
-        .map((e) => e.email as string);
+      const named = emails.filter((e) => typeof e.email === "string").sort((a, b) => Number(b.primary === true) - Number(a.primary === true));
       const display = typeof user.name === "string" && user.name ? user.name : typeof user.login === "string" ? user.login : undefined;
-      return { subject: String(user.id), emails: verified, ...(display ? { name: display } : {}) };
+      return {
+        subject: String(user.id),
+        emails: named.filter((e) => e.verified === true).map((e) => e.email as string),
+        unverified: named.filter((e) => e.verified !== true).map((e) => e.email as string),
+        ...(display ? { name: display } : {}),
+      };
     },
   };
 }

@@ -56,10 +56,10 @@ export function oidcProvider(id: "google" | "oidc", name: string, settings: Oidc
       const idToken = tokens.claims()!;
       // some providers (Authelia by default, oidc-provider) keep the email out of the ID token
       const claims: Record<string, unknown> = typeof idToken.email === "string" ? idToken : { ...(await client.fetchUserInfo(c, tokens.access_token, idToken.sub)), sub: idToken.sub };
+      const email = typeof claims.email === "string" ? [claims.email] : [];
       const verified = claims.email_verified === true || claims.email_verified === "true";
-      const email = typeof claims.email === "string" && verified ? claims.email : undefined;
       const name = typeof claims.name === "string" ? claims.name : typeof claims.preferred_username === "string" ? claims.preferred_username : undefined;
-      return { subject: idToken.sub, emails: email ? [email] : [], ...(name ? { name } : {}) };
+      return { subject: idToken.sub, emails: verified ? email : [], unverified: verified ? [] : email, ...(name ? { name } : {}) };
     },
   };
 }

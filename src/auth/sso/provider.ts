@@ -4,6 +4,8 @@ export interface Identity {
   subject: string;
   /** Verified email addresses, the preferred one first; unverified ones never appear. */
   emails: string[];
+  /** Addresses the provider named without saying they are verified (said in a refusal's log line). */
+  unverified: string[];
   name?: string;
 }
 

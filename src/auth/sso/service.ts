@@ -5,7 +5,7 @@ import type { Logger } from "../../log";
 import type { Db } from "../../store/db";
 import { deleteSessionByHash, findUsersByEmail, startSession } from "../../store/sessions";
 import type { UserRow } from "../../store/users";
-import type { Authenticator } from "../principal";
+import { bearerOf, type Authenticator } from "../principal";
 import { hashToken, newToken, SESSION_TOKEN_PREFIX } from "../tokens";
 import { PendingSignIns } from "./pending";
 import { failureReason, type Identity, type SsoProvider } from "./provider";
@@ -81,7 +81,7 @@ export class SsoService {
   /** Ends the session the bearer names; any other valid token is left as it is. */
   async logout(authorization: string | null): Promise<void> {
     await this.deps.auth.authenticate(authorization);
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")![1]!;
+    const token = bearerOf(authorization)!;
     if (!token.startsWith(SESSION_TOKEN_PREFIX)) return;
     await this.#store(() => deleteSessionByHash(this.deps.db, hashToken(token)));
     this.deps.auth.forgetToken(token);
@@ -89,7 +89,10 @@ export class SsoService {
 
   async #signIn(provider: SsoProvider, identity: Identity): Promise<{ token: string; userId: string }> {
     const { settings, db, log } = this.deps;
-    if (!identity.emails.length) return this.#refuse(provider.id, "the provider gave no verified email address");
+    if (!identity.emails.length) {
+      const named = identity.unverified.length ? `: it says ${identity.unverified.join(", ")} is not verified (email_verified)` : "";
+      return this.#refuse(provider.id, `the provider gave no verified email address${named}`);
+    }
     const domains = settings.allowedDomains.map((d) => d.toLowerCase());
     const allowed = identity.emails.filter((e) => !domains.length || domains.includes(e.slice(e.lastIndexOf("@") + 1).toLowerCase()));
     if (!allowed.length) {
