@@ -430,3 +430,21 @@ describe("no single sign-on configured", () => {
     }
   });
 });
+
+describe("a provider that cannot be reached", () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({ configJson: { auth: { sso: { oidc: { issuer: "http://127.0.0.1:1", clientId: "c", clientSecret: "s" } } } } });
+  });
+  afterAll(() => t.stop());
+
+  test("start is a 503 that says so; the service goes on", async () => {
+    const res = await fetch(`${t.url}/auth/sso/oidc/start`, { redirect: "manual" });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as any;
+    expect(body.error.type).toBe("server_error");
+    expect(body.error.message).toStartWith("Single sign-on could not be reached to sign in: ");
+    expect(res.headers.get("set-cookie")).toBeNull();
+    expect((await t.api("/api/status")).status).toBe(200);
+  });
+});
