@@ -12,10 +12,10 @@ export interface Principal {
 }
 
 const CACHE_TTL_MS = 30_000;
+const CACHE_MAX = 1000;
 
 /** The token of an `Authorization: Bearer …` header. */
 export const bearerOf = (authorization: string | null | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
-const CACHE_MAX = 1000;
 
 /** Resolves bearer tokens to principals: the instance token, a per-user token's hash, or an SSO session bearer's. */
 export class Authenticator {

@@ -54,8 +54,9 @@ export function oidcProvider(id: "google" | "oidc", name: string, settings: Oidc
         idTokenExpected: true,
       });
       const idToken = tokens.claims()!;
-      // some providers (Authelia by default, oidc-provider) keep the email out of the ID token
-      const claims: Record<string, unknown> = typeof idToken.email === "string" ? idToken : { ...(await client.fetchUserInfo(c, tokens.access_token, idToken.sub)), sub: idToken.sub };
+      // some providers (Authelia since 4.39) give the email and whether it is verified only at userinfo
+      const inIdToken = typeof idToken.email === "string" && idToken.email_verified !== undefined;
+      const claims: Record<string, unknown> = inIdToken ? idToken : { ...(await client.fetchUserInfo(c, tokens.access_token, idToken.sub)), sub: idToken.sub };
       const email = typeof claims.email === "string" ? [claims.email] : [];
       const verified = claims.email_verified === true || claims.email_verified === "true";
       const name = typeof claims.name === "string" ? claims.name : typeof claims.preferred_username === "string" ? claims.preferred_username : undefined;
