@@ -18,6 +18,7 @@ import { responsesApi } from "./api/responses/routes";
 import { invalidBody, schemaOf } from "./http/validation";
 import type { Services } from "./services";
 import { statusRoutes } from "./api/status";
+import { ssoRoutes } from "./auth/sso/routes";
 
 /** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
 export function createApp(s: Services) {
@@ -55,6 +56,7 @@ export function createApp(s: Services) {
     .use(openAiCompatible("/api/v1"))
     .use(openAiCompatible("/v1"))
     .use(adminRoutes(s))
+    .use(ssoRoutes(s))
     .use(jobsRoutes(s))
     .use(egressRoutes(s))
     .use(chatRoutes(s, events))

@@ -73,6 +73,10 @@ export class AuthFailure extends ServiceError {
   static unauthorized() {
     return new AuthFailure("Invalid or missing auth token", 401, "authentication_error");
   }
+  /** An identity provider's person outside `auth.sso.allowedDomains`, or not a user here. */
+  static forbidden() {
+    return new AuthFailure("Forbidden", 403, "permission_error");
+  }
   static storeDown() {
     return new AuthFailure("Database unavailable", 503, "server_error");
   }

@@ -6,6 +6,7 @@ import { createApp } from "./app";
 import type { Services } from "./services";
 import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
+import { SsoService } from "./auth/sso/service";
 import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
@@ -82,6 +83,9 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       ...config.llm.fallbacks.map((f) => f.apiKey),
       config.http.webhookSecret,
       config.database.authToken,
+      config.auth.sso.google?.clientSecret,
+      config.auth.sso.github?.clientSecret,
+      config.auth.sso.oidc?.clientSecret,
     ],
   });
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
@@ -138,6 +142,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         memory.forget(id);
         policies.forget(id);
       }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
+    sso: new SsoService({ db: database.db, settings: config.auth.sso, auth, gatewayUrl: () => publicUrl, log }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
     build: buildInfo(),

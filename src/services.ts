@@ -1,6 +1,7 @@
 import type { Agent } from "./agent/turns";
 import type { Authenticator } from "./auth/principal";
 import type { UserAdmin } from "./auth/users";
+import type { SsoService } from "./auth/sso/service";
 import type { RateLimiter } from "./auth/rate-limit";
 import type { Config } from "./config/schema";
 import type { Llm } from "./llm/types";
@@ -25,6 +26,8 @@ export interface Services {
   auth: Authenticator;
   /** Users: listing, roles, suspension, tokens, deletion (the admin API). */
   users: UserAdmin;
+  /** Signing in through an identity provider (`auth.sso`). */
+  sso: SsoService;
   /** Shared by Responses POST and /api/chat/send. */
   turnLimiter: RateLimiter;
   version: string;

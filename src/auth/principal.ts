@@ -1,7 +1,8 @@
 import { AuthFailure } from "../errors";
 import type { Db } from "../store/db";
-import { findUserByTokenHash, OWNER_ID, type Role } from "../store/users";
-import { hashToken, sameSecret } from "./tokens";
+import { findUserBySessionHash } from "../store/sessions";
+import { findUserByTokenHash, OWNER_ID, type Role, type UserRow } from "../store/users";
+import { hashToken, sameSecret, SESSION_TOKEN_PREFIX } from "./tokens";
 
 export interface Principal {
   userId: string;
@@ -13,7 +14,10 @@ export interface Principal {
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 1000;
 
-/** Resolves bearer tokens to principals: the instance token, or a per-user token's hash. */
+/** The token of an `Authorization: Bearer …` header. */
+export const bearerOf = (authorization: string | null | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+
+/** Resolves bearer tokens to principals: the instance token, a per-user token's hash, or an SSO session bearer's. */
 export class Authenticator {
   readonly #cache = new Map<string, { principal: Principal; until: number }>();
 
@@ -23,23 +27,32 @@ export class Authenticator {
   ) {}
 
   async authenticate(authorization: string | null | undefined): Promise<Principal> {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+    const token = bearerOf(authorization);
     if (!token) throw AuthFailure.unauthorized();
     if (sameSecret(token, this.instanceToken)) return { userId: OWNER_ID, role: "owner", operator: true };
     const hash = hashToken(token);
     const cached = this.#cache.get(hash);
     if (cached && cached.until > Date.now()) return cached.principal;
-    let user;
+    let found: { user: UserRow; expiresAt?: number } | undefined;
     try {
-      user = await findUserByTokenHash(this.db, hash);
+      if (token.startsWith(SESSION_TOKEN_PREFIX)) found = await findUserBySessionHash(this.db, hash);
+      else {
+        const user = await findUserByTokenHash(this.db, hash);
+        found = user && { user };
+      }
     } catch {
       throw AuthFailure.storeDown();
     }
-    if (user?.status !== "active") throw AuthFailure.unauthorized();
-    const principal: Principal = { userId: user.id, role: user.role, operator: false };
+    if (found?.user.status !== "active") throw AuthFailure.unauthorized();
+    const principal: Principal = { userId: found.user.id, role: found.user.role, operator: false };
     if (this.#cache.size >= CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(hash, { principal, until: Date.now() + CACHE_TTL_MS });
+    this.#cache.set(hash, { principal, until: Math.min(Date.now() + CACHE_TTL_MS, found.expiresAt ?? Infinity) });
     return principal;
+  }
+
+  /** Forgets one token (a session that was signed out). */
+  forgetToken(token: string): void {
+    this.#cache.delete(hashToken(token));
   }
 
   /** Forgets the user's cached tokens: a suspension, a role change or a revocation applies to the next request. */

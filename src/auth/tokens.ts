@@ -5,6 +5,9 @@ export function newToken(prefix = ""): string {
   return prefix + randomBytes(32).toString("hex");
 }
 
+/** SSO session bearers start with this; per-user tokens with `svc_` (auth/users.ts). */
+export const SESSION_TOKEN_PREFIX = "sso_";
+
 export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }

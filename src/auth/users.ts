@@ -5,6 +5,7 @@ import { userFilesDir } from "../config/load";
 import { newUuid } from "../conversation/ids";
 import { Forbidden, InvalidRequest, NotFound } from "../errors";
 import { vectorDims } from "../store/memory";
+import { deleteUserSessions, signInMethods } from "../store/sessions";
 import type { Db } from "../store/db";
 import {
   createUserWithToken,
@@ -32,8 +33,11 @@ export interface UserPatch {
   display_name?: string;
 }
 
-/** A user as the admin API and `service users` show it. */
-export function userRecord(u: UserRow) {
+/**
+ * A user as the admin API and `service users` show it. `sign_in` says how they sign in: the
+ * `instance_token` (the instance owner), a per-user `token`, and the SSO providers they used.
+ */
+export function userRecord(u: UserRow, methods: Map<string, string[]>) {
   return {
     user_id: u.id,
     email: u.email,
@@ -42,6 +46,7 @@ export function userRecord(u: UserRow) {
     role: u.role,
     created_at: u.createdAt,
     updated_at: u.updatedAt,
+    sign_in: u.id === OWNER_ID ? ["instance_token", ...(methods.get(u.id) ?? [])] : (methods.get(u.id) ?? []),
   };
 }
 export type UserRecord = ReturnType<typeof userRecord>;
@@ -62,7 +67,8 @@ export class UserAdmin {
   ) {}
 
   async list(): Promise<UserRecord[]> {
-    return (await listUsers(this.deps.db)).map(userRecord);
+    const methods = await signInMethods(this.deps.db);
+    return (await listUsers(this.deps.db)).map((u) => userRecord(u, methods));
   }
 
   async create(actor: Actor, input: { role: Role; email?: string; display_name?: string }): Promise<{ api_token: string; user: UserRecord }> {
@@ -73,7 +79,7 @@ export class UserAdmin {
       { id: newUuid(), role: input.role, email: input.email, displayName: input.display_name },
       { id: newUuid(), hash: hashToken(apiToken) },
     );
-    return { api_token: apiToken, user: userRecord(user) };
+    return { api_token: apiToken, user: userRecord(user, new Map([[user.id, ["token"]]])) };
   }
 
   async update(actor: Actor, id: string, patch: UserPatch): Promise<UserRecord> {
@@ -88,12 +94,14 @@ export class UserAdmin {
       ...(patch.status !== undefined ? { status: patch.status } : {}),
       ...(patch.display_name !== undefined ? { displayName: patch.display_name } : {}),
     });
+    // a suspension ends the user's SSO sessions for good: they do not come back with "active"
+    if (patch.status === "suspended") await deleteUserSessions(this.deps.db, id);
     this.deps.forget?.(id);
     if (patch.status === "suspended") await this.deps.stopTurns?.(id);
-    return userRecord(updated ?? user);
+    return userRecord(updated ?? user, await signInMethods(this.deps.db));
   }
 
-  /** A new token for the user; every older one stops working at once. */
+  /** A new token for the user; every older one, and every SSO session, stops working at once. */
   async rotateToken(actor: Actor, id: string): Promise<{ api_token: string }> {
     await this.#target(actor, id);
     if (id === OWNER_ID) {

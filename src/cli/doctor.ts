@@ -13,14 +13,15 @@ import { readServerWindow } from "../llm/window-servers";
 import { migrations } from "../store/migrations";
 import { parseFlags } from "./args";
 import { toolChecks } from "./doctor-tools";
+import { ssoChecks } from "../auth/sso/doctor";
 import { findInstance, type Instance } from "./instance";
 
 export const DOCTOR_USAGE = `Usage: service doctor [options]
 
 Checks what the service needs, one line each: the service home, the configuration, the
 database, the LLM endpoint, the ports, each MCP server (started, its tools listed, stopped),
-the tool patterns of config.json and the systemd user unit. Exit code 1 when something is
-wrong ("fail"); warnings alone leave it 0.
+the tool patterns of config.json, each sign-in provider (its discovery document) and the
+systemd user unit. Exit code 1 when something is wrong ("fail"); warnings alone leave it 0.
 
 Options:
   --home DIR            service home (default: $SERVICE_HOME or ~/.service)
@@ -55,6 +56,7 @@ export async function doctor(argv: string[]): Promise<number> {
     checks.push(await port("gateway port", config.gateway.host, config.gateway.port, instance, instance?.url, config.gateway.enabled));
     checks.push(await port("webhook port", config.http.host, config.http.port, instance, instance?.record?.webhook_url, config.http.enabled));
     checks.push(...(await toolChecks(config, paths)));
+    checks.push(...(await ssoChecks(config)));
   }
   checks.push(systemdUnit(paths, env));
   for (const c of checks) process.stdout.write(`${c.verdict.padEnd(4)}  ${c.what.padEnd(12)}  ${c.detail}\n`);

@@ -15,7 +15,7 @@ command goes through its admin API with the instance token, so a suspension, a n
 a deletion applies to the very next request; otherwise it works on the database directly.
 
 Commands:
-  list                       every user: id, role, status, email, name
+  list                       every user: id, role, status, email, name, how they sign in
   create [--role R]          a new user (member, admin or owner; default member) and its token
          [--email E] [--name N]
   suspend <user>             refuse the user's tokens (the instance owner cannot be suspended)
@@ -191,8 +191,16 @@ async function resolve(backend: Users, ref: string): Promise<UserRecord> {
 
 function table(list: UserRecord[], out: (line: string) => void): void {
   const rows = [
-    ["USER", "ROLE", "STATUS", "EMAIL", "NAME", "CREATED"],
-    ...list.map((u) => [u.user_id, u.role, u.status, u.email ?? "-", u.display_name ?? "-", u.created_at.slice(0, 16).replace("T", " ")]),
+    ["USER", "ROLE", "STATUS", "EMAIL", "NAME", "SIGN-IN", "CREATED"],
+    ...list.map((u) => [
+      u.user_id,
+      u.role,
+      u.status,
+      u.email ?? "-",
+      u.display_name ?? "-",
+      u.sign_in.join(",") || "-",
+      u.created_at.slice(0, 16).replace("T", " "),
+    ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) out(r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));

@@ -199,6 +199,65 @@ export const ConfigSchema = Type.Object({
     },
     { description: "built-in tools" },
   ),
+  auth: Type.Object(
+    {
+      sso: Type.Object(
+        {
+          google: Type.Optional(
+            Type.Object(
+              {
+                clientId: Type.String({ minLength: 1, description: "the OAuth client ID of a Google Cloud \"Web application\" client" }),
+                clientSecret: Type.String({ minLength: 1, description: "its client secret" }),
+                name: Type.Optional(Type.String({ minLength: 1, defaultText: "`Google`", description: "the button's name on the sign-in card" })),
+                issuer: Type.Optional(Type.String({ minLength: 1, defaultText: "`https://accounts.google.com`", description: "Google's issuer (tests point it elsewhere)" })),
+              },
+              { description: "sign-in with Google (OpenID Connect)" },
+            ),
+          ),
+          github: Type.Optional(
+            Type.Object(
+              {
+                clientId: Type.String({ minLength: 1, description: "the Client ID of a GitHub OAuth app" }),
+                clientSecret: Type.String({ minLength: 1, description: "its client secret" }),
+                name: Type.Optional(Type.String({ minLength: 1, defaultText: "`GitHub`", description: "the button's name on the sign-in card" })),
+                authorizeUrl: Type.Optional(Type.String({ minLength: 1, defaultText: "`https://github.com/login/oauth/authorize`", description: "GitHub's authorization endpoint" })),
+                tokenUrl: Type.Optional(Type.String({ minLength: 1, defaultText: "`https://github.com/login/oauth/access_token`", description: "GitHub's token endpoint" })),
+                apiUrl: Type.Optional(
+                  Type.String({ minLength: 1, defaultText: "`https://api.github.com`", description: "GitHub's REST API (`/user`, `/user/emails`); GitHub Enterprise: `https://HOST/api/v3`" }),
+                ),
+              },
+              { description: "sign-in with GitHub (OAuth 2.0; the person's verified emails)" },
+            ),
+          ),
+          oidc: Type.Optional(
+            Type.Object(
+              {
+                issuer: Type.String({ minLength: 1, description: "the issuer URL, exactly as the provider's discovery document says it (Authelia, Authentik, Keycloak, Pocket ID, …)" }),
+                clientId: Type.String({ minLength: 1, description: "the client ID registered there" }),
+                clientSecret: Type.String({ minLength: 1, description: "its client secret" }),
+                name: Type.Optional(Type.String({ minLength: 1, defaultText: "`Single sign-on`", description: "the button's name on the sign-in card" })),
+              },
+              { description: "sign-in with any OpenID Connect provider, found by discovery" },
+            ),
+          ),
+          publicUrl: Type.Optional(
+            Type.String({
+              minLength: 1,
+              defaultText: "the gateway's address",
+              description: "the service's address as browsers reach it (`https://agent.example.com`): redirect URIs are `<publicUrl>/auth/sso/<provider>/callback`",
+            }),
+          ),
+          allowedDomains: Type.Array(Type.String({ minLength: 1 }), {
+            description: "email domains that may sign in (`[\"example.com\"]`); empty lets any verified email through to the user check",
+          }),
+          autoCreate: Type.Boolean({ description: "create a `member` for a verified email that no user has yet, at its first sign-in" }),
+          sessionDays: Type.Integer({ minimum: 1, maximum: 3650, description: "how long a sign-in lasts, in days" }),
+        },
+        { description: "single sign-on (config.json only)" },
+      ),
+    },
+    { description: "authentication" },
+  ),
   mcpServers: McpServers,
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -215,6 +274,7 @@ export const DEFAULTS: Config = {
   log: { format: "pretty", level: "info" },
   memory: {},
   tools: { approval: {}, ask: [], web: { allowPrivate: false, allowHosts: [] }, egress: { allow: [] } },
+  auth: { sso: { allowedDomains: [], autoCreate: false, sessionDays: 30 } },
   mcpServers: {},
 };
 

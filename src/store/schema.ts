@@ -291,3 +291,37 @@ export const oauthStates = sqliteTable("oauth_states", {
   redirectUri: text("redirect_uri").notNull(),
   createdAt: integer("created_at").notNull(),
 });
+
+/** Sessions of people signed in through an identity provider (SSO): only a SHA-256 hash of the bearer is kept. */
+export const ssoSessions = sqliteTable(
+  "sso_sessions",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    hash: text("hash").notNull(),
+    /** The provider the person signed in with: `google`, `github` or `oidc`. */
+    provider: text("provider").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** ms since the epoch; the bearer is refused from then on. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [uniqueIndex("sso_sessions_hash").on(t.hash), index("sso_sessions_user").on(t.userId)],
+);
+
+/** Which providers a user has signed in with, and as whom (the admin users list shows it). */
+export const ssoIdentities = sqliteTable(
+  "sso_identities",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    provider: text("provider").notNull(),
+    /** The provider's stable id of the person (`sub`, GitHub's numeric id). */
+    subject: text("subject").notNull(),
+    email: text("email").notNull(),
+    lastSignInAt: integer("last_sign_in_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.provider] })],
+);

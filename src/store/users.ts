@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "./db";
-import { tokens, users } from "./schema";
+import { ssoSessions, tokens, users } from "./schema";
 
 export type Role = "owner" | "admin" | "member";
 export type UserRow = typeof users.$inferSelect;
@@ -70,11 +70,12 @@ export async function updateUser(
   )[0];
 }
 
-/** Gives the user a new token and revokes every other one, in one transaction. */
+/** Gives the user a new token and revokes every other one (and every SSO session), in one transaction. */
 export async function replaceTokens(db: Db, userId: string, token: { id: string; hash: string }): Promise<void> {
   const now = new Date().toISOString();
   await db.batch([
     db.delete(tokens).where(eq(tokens.userId, userId)),
+    db.delete(ssoSessions).where(eq(ssoSessions.userId, userId)),
     db.insert(tokens).values({ id: token.id, userId, hash: token.hash, createdAt: now }),
     db.update(users).set({ updatedAt: now }).where(eq(users.id, userId)),
   ]);
@@ -84,7 +85,7 @@ export async function replaceTokens(db: Db, userId: string, token: { id: string;
  * Deletes a user and everything stored for them, in one transaction: threads (with their
  * responses, items and gates), memory (documents, chunks, their full-text entries through the
  * triggers, vectors of every dimension count), jobs, tool policies, extension credentials and
- * OAuth flows under way, tokens, what the agent wrote in the user's files and the egress log. `vectorDims` lists the memory vector tables.
+ * OAuth flows under way, tokens, SSO sessions and identities, what the agent wrote in the user's files and the egress log. `vectorDims` lists the memory vector tables.
  */
 export async function deleteUserData(db: Db, userId: string, vectorDims: number[]): Promise<void> {
   const byUser = (table: string) => ({ sql: `DELETE FROM ${table} WHERE user_id = ?`, args: [userId] });
@@ -104,6 +105,8 @@ export async function deleteUserData(db: Db, userId: string, vectorDims: number[
       byUser("extension_credentials"),
       byUser("oauth_states"),
       byUser("tokens"),
+      byUser("sso_sessions"),
+      byUser("sso_identities"),
       { sql: "DELETE FROM users WHERE id = ?", args: [userId] },
     ],
     "write",

@@ -195,6 +195,7 @@ describe("layering", () => {
         web: { allowPrivate: true, allowHosts: ["wiki.lan", "nas.lan"], searchUrl: "http://searx" },
         egress: { allow: ["*.example.com", "mcp:home"] },
       },
+      auth: { sso: { allowedDomains: [], autoCreate: false, sessionDays: 30 } },
       mcpServers: {},
     });
   });

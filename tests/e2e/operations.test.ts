@@ -91,7 +91,8 @@ describe("an onboarded home, served", () => {
 
     const list = await run(["users", "list"]);
     expect(list.stdout).toMatch(/owner\s+owner\s+active/);
-    expect(list.stdout).toMatch(/member\s+active\s+ada@example\.com\s+Ada/);
+    expect(list.stdout).toMatch(/member\s+active\s+ada@example\.com\s+Ada\s+token\s/);
+    expect(list.stdout).toMatch(/owner\s+owner\s+active\s+-\s+Owner\s+instance_token\s/);
 
     const rotated = await run(["users", "token", "ada@example.com"]);
     expect(rotated.code).toBe(0);

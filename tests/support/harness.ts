@@ -1,6 +1,6 @@
 // Starts the real service in-process for tests: a temp service home with a real database
 // file, the real HTTP stack on a loopback port, and a scripted LLM that records requests.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { servicePaths, type Env } from "../../src/config/load";
@@ -30,9 +30,22 @@ export interface TestService {
 }
 
 export async function startTestService(
-  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string; callbackDelaysMs?: number[]; busyTimeoutMs?: number } = {},
+  opts: {
+    env?: Env;
+    llm?: ScriptedLLM;
+    turnTimeoutMs?: number;
+    keepHome?: string;
+    callbackDelaysMs?: number[];
+    busyTimeoutMs?: number;
+    /** Written to the home's config.json before the service starts. */
+    configJson?: unknown;
+  } = {},
 ): Promise<TestService> {
   const home = opts.keepHome ?? join(mkdtempSync(join(tmpdir(), "service-test-")), "home");
+  if (opts.configJson !== undefined) {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, "config.json"), JSON.stringify(opts.configJson));
+  }
   const llm = opts.llm ?? (await startScriptedLLM());
   const env: Env = {
     SERVICE_HOME: home,

@@ -6,6 +6,7 @@ import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
 import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
+import { endSession, ssoButtons } from "./sso";
 
 /** The pauses before reconnecting the event stream, the last one repeated. */
 const RETRY_MS = [1_000, 2_000, 4_000, 8_000, 10_000];
@@ -107,6 +108,7 @@ class Shell {
 
   #signOut(): void {
     if (!this.memory.confirmLeave()) return;
+    endSession(storedToken());
     forgetToken();
     signedOut("You are signed out.");
   }
@@ -157,6 +159,7 @@ function signInView(message?: string): HTMLElement {
     h("div", { class: "brand big" }, h("span", { class: "logo", "aria-hidden": "true" }), "service"),
     h("h1", { text: "Sign in" }),
     message ? h("p", { class: "notice info", role: "status", text: message }) : null,
+    ssoButtons(),
     h("label", { for: "token", text: "Access token" }),
     input,
     h(

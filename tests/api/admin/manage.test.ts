@@ -51,7 +51,7 @@ describe("listing", () => {
       const ids = users.map((u: any) => u.user_id);
       expect(ids).toContain(admin.user.user_id);
       expect(ids).toContain(member.user.user_id);
-      expect(Object.keys(users.at(-1)).sort()).toEqual(["created_at", "display_name", "email", "role", "status", "updated_at", "user_id"]);
+      expect(Object.keys(users.at(-1)).sort()).toEqual(["created_at", "display_name", "email", "role", "sign_in", "status", "updated_at", "user_id"]);
     }
     await envelope(await t.api(USERS, { token: member.token }), 403, "permission_error");
   });
