@@ -128,6 +128,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const services: Services = {
     memory,
     config,
+    home: opts.paths.home,
     db: database.db,
     llm,
     tools,
