@@ -96,7 +96,7 @@ async function pdfText(bytes: Uint8Array, what: string): Promise<string> {
   let pages: string[];
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>> | undefined;
   try {
-    pdf = await getDocumentProxy(new Uint8Array(bytes));
+    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 }); // errors only: no warnings on stdout
     pages = (await extractText(pdf, { mergePages: false })).text;
   } catch (e) {
     throw new InvalidRequest(`${what} could not be read as a PDF: ${(e as Error).message}`);
