@@ -198,7 +198,7 @@ describe("openai SDK", () => {
   test("conversations.items.delete and models.retrieve", async () => {
     const conv = await client.conversations.create({ items: [{ type: "message", role: "user", content: "one" }, { type: "message", role: "user", content: "two" }] });
     const items = await client.conversations.items.list(conv.id, { order: "asc" });
-    const after = await client.conversations.items.delete(items.data[0]!.id, { conversation_id: conv.id });
+    const after = await client.conversations.items.delete(items.data[0]!.id!, { conversation_id: conv.id });
     expect(after.id).toBe(conv.id);
     const left = await client.conversations.items.list(conv.id);
     expect(left.data.map((i) => (i as any).content[0].text)).toEqual(["two"]);
