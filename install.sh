@@ -1,9 +1,10 @@
 #!/bin/sh
 # Install the service binary for this machine.
 #
-#   ./install.sh                               # from a checkout: a release binary in dist/release
-#                                              # (bun run build:release) if there is one for this
-#                                              # machine, else build from source (Bun, bun run build)
+#   ./install.sh                               # in a release folder: the binary for this machine;
+#                                              # in a checkout: the one in dist/release (bun run
+#                                              # build:release) if there is one, else build from
+#                                              # source (Bun, bun run build)
 #   SERVICE_RELEASE_URL=https://…/v0.1.0 ./install.sh   # download service-<platform> and its .sha256
 #   SERVICE_RELEASE_URL=/path/to/release ./install.sh   # or take them from a directory
 #   PREFIX=/usr/local/bin ./install.sh         # where it goes (default ~/.local/bin)
@@ -108,6 +109,8 @@ step "platform $platform"
 
 source=${SERVICE_RELEASE_URL:-}
 case "$source" in "" | /* | http://* | https://*) ;; *) source=$called_from/$source ;; esac
+# beside the binaries (a release folder), or a checkout that built them (bun run build:release)
+if [ -z "$source" ] && [ -f "service-$platform" ]; then source=.; fi
 if [ -z "$source" ] && [ -f "dist/release/service-$platform" ]; then source=dist/release; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -130,6 +133,11 @@ cp "$binary" "$dest.tmp.$$"
 chmod 755 "$dest.tmp.$$"
 mv -f "$dest.tmp.$$" "$dest"
 step "installed $dest ($(timeout 10 "$dest" --version 2>/dev/null || echo "version unknown"))"
+
+# the README, where the systemd unit's Documentation= points
+doc="$HOME/.local/share/doc/service"
+if [ -f README.md ]; then mkdir -p "$doc" && cp README.md "$doc/README.md"
+elif [ -n "$source" ] && (fetch "$source" README.md "$tmp/README.md") 2>/dev/null; then mkdir -p "$doc" && cp "$tmp/README.md" "$doc/README.md"; fi
 
 case ":$PATH:" in
   *":$dest_dir:"*) ;;

@@ -11,10 +11,13 @@
  *   bun run build:release                    # all of them, into dist/release/
  *   bun run build:release linux-arm64        # some
  *
+ * Beside them go install.sh, README.md and service.service: the folder is a release as it is
+ * published, and `./install.sh` in it installs the binary for the machine it runs on.
+ *
  * A target's @libsql package that `bun install` left out (it installs the host's) is fetched
  * from the npm registry at the version libsql pins, into dist/release/.addons/.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
@@ -79,4 +82,6 @@ if (import.meta.main) {
     const binary = await buildRelease(target);
     console.log(`build:release: ${binary} and ${basename(binary)}.sha256`);
   }
+  // what a release folder holds besides: the installer, the manual, the systemd unit
+  for (const f of ["install.sh", "README.md", "docs/service.service"]) copyFileSync(join(root, f), join(out, basename(f)));
 }

@@ -45,9 +45,9 @@ const glibc = "ldd (Debian GLIBC 2.36-9+deb12u13) 2.36";
 const musl = "musl libc (x86_64)\nVersion 1.2.5";
 
 /** Runs install.sh (not blocking: the download test's server answers meanwhile). */
-async function install(bin: string, env: Record<string, string>) {
+async function install(bin: string, env: Record<string, string>, script = join(root, "install.sh")) {
   const prefix = mkdtempSync(join(dir, "prefix-"));
-  const p = Bun.spawn(["sh", join(root, "install.sh")], {
+  const p = Bun.spawn(["sh", script], {
     cwd: dir,
     env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir, PREFIX: prefix, ...env },
     stdout: "pipe",
@@ -70,12 +70,24 @@ describe("install.sh", async () => {
       expect(r.installed).toContain(`service for ${platform}`);
       expect(r.out).toContain(`(service for ${platform})`); // it ran --version once installed
     }
+    // the README goes where the systemd unit's Documentation= points
+    expect(existsSync(join(dir, ".local/share/doc/service/README.md"))).toBe(true);
   });
 
   test("downloads over HTTP, checksum first", async () => {
     const r = await install(machine("pi", "aarch64", glibc), { SERVICE_RELEASE_URL: `http://127.0.0.1:${server.port}` });
     expect(r.code).toBe(0);
     expect(r.out).toContain("checksum matches service-linux-arm64.sha256");
+    expect(r.installed).toContain("service for linux-arm64");
+  });
+
+  test("run in a release folder, it installs the binary beside it", async () => {
+    const folder = join(dir, "folder");
+    mkdirSync(folder);
+    for (const f of readdirSync(release)) writeFileSync(join(folder, f), readFileSync(join(release, f)));
+    writeFileSync(join(folder, "install.sh"), readFileSync(join(root, "install.sh")));
+    const r = await install(machine("pi", "aarch64", glibc), {}, join(folder, "install.sh"));
+    expect(r.code).toBe(0);
     expect(r.installed).toContain("service for linux-arm64");
   });
 

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { newToken } from "../auth/tokens";
 import { databaseUrl, ensureHome, loadConfig, readConfigFile, servicePaths, writeConfigFile, type Env, type Paths } from "../config/load";
 import type { ConfigLayer } from "../config/schema";
-import { ConfigError } from "../errors";
+import { StartupError } from "../errors";
 import { openAiLlm } from "../llm/openai";
 import { openDatabase } from "../store/db";
 import { ensureOwner, OWNER_ID } from "../store/users";
@@ -107,10 +107,10 @@ export async function onboard(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** Checks the endpoint answers GET /models (a ConfigError when it does not); notes an unlisted model. */
+/** Checks the endpoint answers GET /models (a StartupError when it does not); notes an unlisted model. */
 async function requireEndpoint(llm: LlmChoice): Promise<void> {
   const check = await checkEndpoint(llm);
-  if (!check.ok) throw new ConfigError(`the LLM endpoint ${llm.baseUrl} did not answer GET /models: ${check.error}`);
+  if (!check.ok) throw new StartupError(`the LLM endpoint ${llm.baseUrl} did not answer GET /models: ${check.error}`);
   if (llm.model && check.models.length && !check.models.includes(llm.model)) {
     process.stdout.write(`note: ${llm.baseUrl} does not list the model ${llm.model}; using it anyway\n`);
   }

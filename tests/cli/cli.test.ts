@@ -412,19 +412,19 @@ describe("serve", () => {
     expect(await s.proc.exited).toBe(0);
   });
 
-  test("HTTP_ENABLED=true without HTTP_WEBHOOK_SECRET exits 1 and says why", async () => {
+  test("HTTP_ENABLED=true without HTTP_WEBHOOK_SECRET exits 78 (EX_CONFIG) and says why", async () => {
     const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "0", HTTP_ENABLED: "true" });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78); // EX_CONFIG: the systemd unit does not restart on it
     expect(r.stderr).toContain("HTTP_WEBHOOK_SECRET");
     expect(r.stdout).not.toContain("listening on");
   });
 
-  test("a config.json section of the wrong type exits 1 naming it", async () => {
+  test("a config.json section of the wrong type exits 78 (EX_CONFIG) naming it", async () => {
     const home = newHome();
     mkdirSync(home, { recursive: true });
     writeFileSync(join(home, "config.json"), '{"gateway": "x"}');
     const r = await run(["serve"], { SERVICE_HOME: home, GATEWAY_PORT: "0" });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78); // EX_CONFIG: the systemd unit does not restart on it
     expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining("gateway")]);
     expect(r.stdout).not.toContain("listening on");
   });
@@ -457,9 +457,9 @@ describe("serve", () => {
     expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/the database file:.* cannot be opened and written: .*\(SQLITE_(CANTOPEN|READONLY)\)/)]);
   }
 
-  test("invalid configuration exits 1 naming the problem", async () => {
+  test("invalid configuration exits 78 (EX_CONFIG) naming the problem", async () => {
     const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "abc" });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78); // EX_CONFIG: the systemd unit does not restart on it
     expect(r.stderr).toContain("GATEWAY_PORT");
     expect(r.stderr).not.toContain("    at ");
     expect(r.stdout).not.toContain("listening on");
