@@ -147,9 +147,10 @@ async function applyFlags(paths: Paths, env: Env, flagged: LlmChoice, skipCheck:
     .filter((k) => before[k] !== after[k])
     // a key is never printed, only that it changed
     .map((k) => (k === "apiKey" ? "llm.apiKey: changed" : `llm.${k}: ${before[k] ?? "(unset)"} → ${after[k]}`));
-  const http = webhook ? webhookOn(file, loadConfig(paths, env), webhook) : file.http;
-  if (webhook) {
-    const was = loadConfig(paths, env).http;
+  const current = webhook ? loadConfig(paths, env) : undefined;
+  const http = webhook && current ? webhookOn(file, current, webhook) : file.http;
+  if (webhook && current) {
+    const was = current.http;
     if (!was.enabled) changes.push("http.enabled: false → true");
     if (was.host !== webhook.host) changes.push(`http.host: ${was.host} → ${webhook.host}`);
     if (http?.webhookSecret && http.webhookSecret !== file.http?.webhookSecret) changes.push(`http.webhookSecret: made, ${http.webhookSecret} (senders send it as X-Webhook-Secret)`);
