@@ -4,13 +4,14 @@
  *
  *   bun run build                       # src/main.ts -> dist/service (this platform)
  *   bun run build.ts --entry x.ts --outfile /tmp/x   # other entry (scratch checks)
- *   bun run build.ts --target bun-linux-arm64        # cross-compile (needs that
- *                                                    # platform's @libsql package installed)
+ *   bun run build.ts --target bun-linux-arm64        # cross-compile (needs that platform's
+ *                                                    # @libsql package: installed, or --libsql-dir)
+ *   bun run build:release                            # every release binary (scripts/build-release.ts)
  *   bun run build.ts --no-bytecode                   # plain JS in the binary (slower start)
  *   bun run build.ts --no-sourcemap                  # stack traces point into the bundle
  */
 import type { BunPlugin } from "bun";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { writeWebUi } from "./src/gateway/web-bundle";
@@ -31,13 +32,14 @@ try {
       entry: { type: "string", default: resolve(root, "src/main.ts") },
       outfile: { type: "string", default: resolve(root, "dist/service") },
       target: { type: "string" }, // e.g. bun-linux-x64, bun-linux-arm64, bun-darwin-arm64
+      "libsql-dir": { type: "string" }, // the target's @libsql/<platform> package, when not in node_modules
       "no-bytecode": { type: "boolean", default: false },
       "no-sourcemap": { type: "boolean", default: false },
     },
     strict: true,
   });
 } catch (err) {
-  fail(`${(err as Error).message}\nusage: bun run build.ts [--entry src/main.ts] [--outfile dist/service] [--target bun-linux-x64] [--no-bytecode] [--no-sourcemap]`);
+  fail(`${(err as Error).message}\nusage: bun run build.ts [--entry src/main.ts] [--outfile dist/service] [--target bun-linux-x64] [--libsql-dir DIR] [--no-bytecode] [--no-sourcemap]`);
 }
 const args = parsed.values;
 
@@ -72,10 +74,13 @@ function libsqlPlatformPackage(compileTarget?: string): string {
  * fails with "Cannot find module '@libsql/linux-x64-gnu'". Rewrite it to a literal
  * require so the .node addon is embedded (Bun extracts it to $TMPDIR at run time).
  */
-function libsqlNativePlugin(platformPackage: string): BunPlugin {
+function libsqlNativePlugin(platformPackage: string, packageDir: string): BunPlugin {
   return {
     name: "libsql-native",
     setup(build) {
+      // the addon of the platform built for, wherever it was installed
+      const main = (JSON.parse(readFileSync(resolve(packageDir, "package.json"), "utf8")) as { main?: string }).main ?? "index.node";
+      build.onResolve({ filter: new RegExp(`^${platformPackage.replace("/", "\\/")}$`) }, () => ({ path: resolve(packageDir, main) }));
       build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/](index|promise)\.js$/ }, async ({ path }) => {
         const source = await Bun.file(path).text();
         const dynamic = /require\(\s*`@libsql\/\$\{target\}`\s*\)/g;
@@ -93,8 +98,9 @@ function libsqlNativePlugin(platformPackage: string): BunPlugin {
 }
 
 const libsqlPackage = libsqlPlatformPackage(target);
-if (!existsSync(resolve(root, "node_modules", libsqlPackage))) {
-  fail(`${libsqlPackage} is not installed (node_modules/${libsqlPackage}); run bun install on/for that platform`);
+const libsqlDir = resolve(args["libsql-dir"] ?? resolve(root, "node_modules", libsqlPackage));
+if (!existsSync(resolve(libsqlDir, "package.json"))) {
+  fail(`${libsqlPackage} is not at ${libsqlDir}; run bun install on/for that platform, or pass --libsql-dir (bun run build:release fetches it)`);
 }
 
 /**
@@ -130,7 +136,7 @@ function blessedPlugin(): BunPlugin {
 }
 
 /** Add plugins here (blessed's computed requires, ...). */
-const plugins: BunPlugin[] = [libsqlNativePlugin(libsqlPackage), blessedPlugin()];
+const plugins: BunPlugin[] = [libsqlNativePlugin(libsqlPackage, libsqlDir), blessedPlugin()];
 
 // The web UI, bundled for the browser first: served by src/gateway/web-ui.ts from /$bunfs/root/webui.
 const webFiles = await writeWebUi(resolve(root, "dist/webui"));

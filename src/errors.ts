@@ -105,10 +105,26 @@ export type TurnErrorCode =
   | "llm_not_configured"
   | "not_found";
 
-/** Bad configuration or command-line use; printed by the CLI, never sent over HTTP. */
+/** sysexits.h's EX_CONFIG: the exit code of a configuration error, on which systemd does not restart the unit. */
+export const EXIT_CONFIG = 78;
+
+/**
+ * Bad configuration; printed by the CLI, never sent over HTTP. The command exits 78
+ * (EX_CONFIG): it would fail the same way however often it is started again.
+ */
 export class ConfigError extends Error {
+  readonly exitCode: number = EXIT_CONFIG;
+
   constructor(message: string) {
     super(message);
-    this.name = "ConfigError";
+    this.name = new.target.name;
   }
+}
+
+/**
+ * Something outside the configuration stops a command (a port in use, a home or database that
+ * cannot be written, an LLM endpoint that does not answer): exit 1; later it may work.
+ */
+export class StartupError extends ConfigError {
+  override readonly exitCode = 1;
 }

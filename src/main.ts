@@ -47,7 +47,7 @@ try {
     process.exitCode = 2;
   } else if (e instanceof ConfigError) {
     process.stderr.write(`service: ${e.message}\n`);
-    process.exitCode = 1;
+    process.exitCode = e.exitCode;
   } else {
     process.stderr.write(`service: ${(e as Error).stack ?? String(e)}\n`);
     process.exitCode = 1;

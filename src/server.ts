@@ -11,7 +11,7 @@ import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
 import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
-import { ConfigError } from "./errors";
+import { ConfigError, StartupError } from "./errors";
 import { openAiLlm } from "./llm/openai";
 import { ContextWindow } from "./llm/window";
 import { openDatabase, storeUnavailable, type Database } from "./store/db";
@@ -132,6 +132,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const services: Services = {
     memory,
     config,
+    home: opts.paths.home,
     db: database.db,
     llm,
     tools,
@@ -225,7 +226,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 /** How long the gateway waits for the LLM server to say its context window before it listens. */
 const WINDOW_START_WAIT_MS = 1_500;
 
-/** The database opened, migrated and its owner in place; one that cannot be written is a ConfigError (one line). */
+/** The database opened, migrated and its owner in place; one that cannot be written is a StartupError (one line). */
 async function writableDatabase(url: string, authToken: string | undefined, busyTimeoutMs?: number): Promise<Database> {
   let database: Database | undefined;
   try {
@@ -236,18 +237,18 @@ async function writableDatabase(url: string, authToken: string | undefined, busy
     database?.close();
     const down = storeUnavailable(e);
     if (!down) throw e;
-    throw new ConfigError(`the database ${url} cannot be opened and written: ${down}. Check that its folder is writable and its disk not full.`);
+    throw new StartupError(`the database ${url} cannot be opened and written: ${down}. Check that its folder is writable and its disk not full.`);
   }
 }
 
-/** Starts a listener; a port in use is one clear ConfigError (after `cleanup`), not a stack trace. */
+/** Starts a listener; a port in use is one clear StartupError (after `cleanup`), not a stack trace. */
 async function listening<T>(cleanup: () => void, what: string, at: { host: string; port: number }, change: string, start: () => T | Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (e) {
     cleanup();
     if ((e as { code?: string }).code !== "EADDRINUSE") throw e;
-    throw new ConfigError(
+    throw new StartupError(
       `${what} cannot listen on ${at.host}:${at.port}: the port is in use. Is the service already running (\`service status\`)? Choose another port with ${change}.`,
     );
   }

@@ -17,6 +17,8 @@ import type { BuildInfo } from "./version";
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
   config: Config;
+  /** The service home (`SERVICE_HOME`): the keys kept there. */
+  home: string;
   db: Db;
   llm: Llm;
   /** Workspace memory: documents, search and the identity files. */

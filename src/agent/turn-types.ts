@@ -7,7 +7,7 @@ import type { ApprovalDecision, ConversationItem, FunctionCallItem, FunctionCall
 
 /** An item a caller sends: a message (`type` may be left out), or a call and output it replays. */
 export type InputItem =
-  | { type?: "message"; role: "user" | "assistant"; content: string; images?: ImageRef[] }
+  | { type?: "message"; role: "user" | "assistant"; content: string; images?: ImageRef[]; untrusted?: boolean }
   | Omit<FunctionCallItem, "id">
   | Omit<FunctionCallOutputItem, "id">;
 

@@ -1,6 +1,6 @@
 import { ThreadNotFound, TurnError, Unavailable } from "../errors";
 import type { ApprovalPolicy } from "../config/schema";
-import type { Llm } from "../llm/types";
+import type { Llm, ToolSpec } from "../llm/types";
 import { logTurn, type Logger } from "../log";
 import type { Safety } from "../safety/safety";
 import type { ContextSettings } from "../context/budget";
@@ -58,6 +58,9 @@ export interface AgentDeps {
   notes?: NoteStore;
   log?: Logger;
 }
+
+/** What `measure` and `summarise` look at: a request's thread (if any) and input. */
+export type ViewRequest = Pick<TurnRequest, "userId" | "threadId" | "previousResponseId" | "messages" | "toolOutputs" | "externalTools">;
 
 /** Follows a turn's events; what `start` asks of a channel once the turn is accepted. */
 export type TurnEvents = (event: AgentEvent) => void;
@@ -148,6 +151,37 @@ export class Agent {
   }
 
   /**
+   * The first model step of this request as it would be sent, in tokens, with nothing run or
+   * stored (`responses.inputTokens.count`): the system prompt, the thread's summary and the
+   * items after it, the input, and the tools offered. Unknown or foreign threads: ThreadNotFound.
+   */
+  async measure(req: ViewRequest): Promise<number> {
+    const { context, input, offered } = await this.#view(req);
+    return context.measure(input, offered);
+  }
+
+  /**
+   * One summary of what the model sees of a thread (its summary and the items after it) and of
+   * this input, stored nowhere and with no memory step (`responses.compact`).
+   */
+  async summarise(req: ViewRequest, signal: AbortSignal) {
+    const { context, input } = await this.#view(req);
+    return context.summariseAll(input, signal);
+  }
+
+  /** A request's thread and input as a turn would find them, read only: no lock, no gate checked. */
+  async #view(req: ViewRequest) {
+    const { db } = this.deps;
+    if (!req.threadId) return this.#context(req, newUuid(), undefined, undefined, undefined, undefined, false);
+    const thread = await getThread(db, req.threadId);
+    const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
+    if (!thread || thread.userId !== req.userId || previousGone) throw new ThreadNotFound(req.threadId);
+    const gate = await getGate(db, thread.id);
+    const tools = thread.tools ?? undefined;
+    return this.#context(req, thread.id, await this.#threads.load(db, thread), gate, tools, undefined, false);
+  }
+
+  /**
    * Deletes a user's thread and all it holds, whichever API names it (a conversation, a chat
    * thread), under its lock. Its turns, the running one and those waiting for the thread,
    * end first, failed with `not_found`: none answers `completed` for what is then gone.
@@ -217,7 +251,9 @@ export class Agent {
     threadTools: ExternalTool[] | undefined,
     /** When the turn times out: the summaries and the memory step do not retry past it either. */
     deadline?: number,
-  ): Promise<Pick<Prepared, "context" | "input" | "policy">> {
+    /** Refuse (400) an input that could never fit: what a turn does before it stores anything. */
+    check = true,
+  ): Promise<Pick<Prepared, "context" | "input" | "policy"> & { offered: ToolSpec[] }> {
     const { deps } = this;
     const policy = await deps.policies(req.userId);
     const context = new ThreadContext(
@@ -245,8 +281,9 @@ export class Agent {
     );
     const input = [...req.toolOutputs.map((o) => ({ type: "function_call_output" as const, ...o })), ...req.messages].map(storedItem);
     const offer = new ToolOffer({ registry: deps.tools, external: req.externalTools ?? threadTools ?? [], policy, budget: context.budget });
-    context.checkInput(input, offer.specs());
-    return { context, input, policy };
+    const offered = offer.specs();
+    if (check) context.checkInput(input, offered);
+    return { context, input, policy, offered };
   }
 
   /**

@@ -6,10 +6,12 @@ import { conversationId, newUuid, threadOfConversation } from "../conversation/i
 import type { ConversationItem } from "../conversation/items";
 import type { Principal } from "../auth/principal";
 import { InvalidRequest, NotFound } from "../errors";
-import { appendItems, findItem, getGate, getThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
+import { appendItems, deleteItem, findItem, getGate, getThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
 import { authedJson, requireAuth } from "../http/auth";
 import { itemList, itemResource } from "./responses/objects";
-import { InputItemSchema, inputItems, MetadataField, type InputItemBody } from "./responses/request";
+import { InputItemSchema, MetadataField, type InputItemBody } from "./responses/request";
+import { inputItems, inputReader } from "./responses/input";
+import { CompactionSeal } from "./responses/compaction-seal";
 import { ListQuery } from "./responses/lists";
 import { threadTitle } from "../conversation/title";
 import type { Services } from "../services";
@@ -24,9 +26,11 @@ const conversation = (thread: ThreadRow) => ({ id: conversationId(thread.id), ob
 
 /**
  * The Conversations API: a conversation is a thread (`conv_` + its UUID's hex), so the threads
- * of the web UI, the TUI and the webhook channel are conversations too.
+ * of the web UI, the TUI and the webhook channel are conversations too. Deleting an item takes
+ * it out of what the model sees on later turns (unless a summary already stands for it).
  */
 export function conversationRoutes(s: Services, prefix: string) {
+  const seal = new CompactionSeal(s.home);
   const threadOf = async (id: string, p: Principal) => {
     const threadId = threadOfConversation(id);
     const thread = threadId ? await getThread(s.db, threadId) : undefined;
@@ -35,7 +39,7 @@ export function conversationRoutes(s: Services, prefix: string) {
   };
   /** Input items as stored in a conversation: system and developer messages become instruction blocks. */
   const toStored = async (items: InputItemBody[], p: Principal): Promise<ConversationItem[]> => {
-    const { messages, toolOutputs, system } = await inputItems(items, (id) => findItem(s.db, id, p.userId));
+    const { messages, toolOutputs, system } = await inputItems(items, inputReader(s, p.userId, seal), "items");
     return [
       ...system.map((text) => ({ role: "user" as const, content: instructionsBlock(text) })),
       ...messages,
@@ -91,6 +95,19 @@ export function conversationRoutes(s: Services, prefix: string) {
       const item = await findItem(s.db, params.item_id, principal.userId, thread.id);
       if (!item) throw new NotFound(`No item ${params.item_id} in conversation ${params.id}.`);
       return itemResource(item);
+    })
+    .delete("/conversations/:id/items/:item_id", async ({ params, principal }) => {
+      const thread = await threadOf(params.id, principal);
+      await s.agent.withThread(thread.id, async () => {
+        const item = await findItem(s.db, params.item_id, principal.userId, thread.id);
+        if (!item) throw new NotFound(`No item ${params.item_id} in conversation ${params.id}.`);
+        const gate = await getGate(s.db, thread.id);
+        if (gate && item.type === "function_call" && item.call_id === gate.callId) {
+          throw new InvalidRequest(`Item ${params.item_id} is the call this conversation waits on (${gate.callId}); resolve it before deleting it.`);
+        }
+        await deleteItem(s.db, thread.id, item.id);
+      });
+      return conversation((await getThread(s.db, thread.id))!);
     })
     .post(
       "/conversations/:id/items",

@@ -15,6 +15,7 @@ import { parseFlags } from "./args";
 import { toolChecks } from "./doctor-tools";
 import { ssoChecks } from "../auth/sso/doctor";
 import { findInstance, type Instance } from "./instance";
+import { webhookExposure } from "./exposure";
 
 export const DOCTOR_USAGE = `Usage: service doctor [options]
 
@@ -55,6 +56,8 @@ export async function doctor(argv: string[]): Promise<number> {
     const instance = await findInstance(paths, config);
     checks.push(await port("gateway port", config.gateway.host, config.gateway.port, instance, instance?.url, config.gateway.enabled));
     checks.push(await port("webhook port", config.http.host, config.http.port, instance, instance?.record?.webhook_url, config.http.enabled));
+    const exposed = webhookExposure(config);
+    if (exposed) checks.push({ verdict: "warn", what: "webhook host", detail: exposed });
     checks.push(...(await toolChecks(config, paths)));
     checks.push(...(await ssoChecks(config)));
   }

@@ -10,6 +10,7 @@ import { logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";
 import { connectHost, removeRunRecord, writeRunRecord } from "./instance";
 import { SERVE_USAGE } from "./usage";
+import { webhookExposure } from "./exposure";
 
 export async function serve(argv: string[]): Promise<number> {
   const f = parseFlags(
@@ -105,6 +106,7 @@ function startupLines(svc: RunningService, paths: Paths): string[] {
     `  build: ${describeBuild(svc.services.build)}`,
     `  Responses API: ${svc.url}/api/v1/responses (revision ${config.responses.revision})`,
     ...(svc.webhookUrl ? [`  webhook channel: ${svc.webhookUrl}/webhook`] : []),
+    ...(webhookExposure(config) ? [`  note: ${webhookExposure(config)}`] : []),
     `  LLM: ${llmLine(svc)}`,
     ...(svc.services.llm.configured ? [`  context window ${windowLine(svc)}`] : []),
     token.source === "generated"
@@ -124,6 +126,7 @@ function startupFields(svc: RunningService, paths: Paths) {
     home: paths.home,
     revision: config.responses.revision,
     webhook_url: svc.webhookUrl ?? null,
+    ...(webhookExposure(config) ? { webhook_note: webhookExposure(config) } : {}),
     llm: llmLine(svc),
     context_window: svc.services.contextWindow.reading,
     instance_token:

@@ -20,8 +20,9 @@ See README.md for the whole list.
 
 export const ONBOARD_USAGE = `Usage: service onboard [options]
 
-Asks for an OpenAI-compatible endpoint, key and model, checks the endpoint, writes
-config.json and webui-token to the service home and prints the login URL.
+Asks for an OpenAI-compatible endpoint, key and model, checks the endpoint, offers to turn
+on the webhook channel, writes config.json and webui-token to the service home and prints
+how to start it and the login URL.
 
 Options:
   --non-interactive     ask nothing: take values from the flags and the environment
@@ -30,6 +31,8 @@ Options:
   --llm-api-key KEY     its API key
   --llm-model NAME      the model to use
   --skip-check          do not try GET /models on the endpoint
+  --webhook             turn on the webhook channel, with a secret made for it
+  --webhook-host HOST   the interface it listens on (HTTP_HOST; default 0.0.0.0: all)
   --home DIR            service home (default: $SERVICE_HOME or ~/.service)
   -h, --help            this text
 `;

@@ -2,7 +2,7 @@ import { Value } from "@sinclair/typebox/value";
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../errors";
+import { ConfigError, StartupError } from "../errors";
 import { mcpServersProblem } from "./mcp";
 import { ConfigSchema, DEFAULTS, type Config, type ConfigLayer } from "./schema";
 
@@ -35,13 +35,13 @@ export function ensureHome(paths: Paths): void {
   if (!existsSync(paths.home)) mkdirSync(paths.home, { recursive: true, mode: 0o700 });
 }
 
-/** The service home, created if it is missing, that `serve` can write; else a ConfigError (one line), not a stack trace. */
+/** The service home, created if it is missing, that `serve` can write; else a StartupError (one line), not a stack trace. */
 export function ensureWritableHome(paths: Paths): void {
   try {
     ensureHome(paths);
     accessSync(paths.home, constants.W_OK);
   } catch (e) {
-    throw new ConfigError(
+    throw new StartupError(
       `the service home ${paths.home} cannot be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): it holds the database, the token and the users' files. Make it writable, or choose another with SERVICE_HOME or --home.`,
     );
   }

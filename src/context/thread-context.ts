@@ -123,6 +123,22 @@ export class ThreadContext {
     );
   }
 
+  /** What a step with these items would take as things stand, before anything is made to fit. */
+  measure(current: ConversationItem[], tools: ToolSpec[]): number {
+    return this.#fixed(tools) + total(this.#sized([...this.#history.map((p) => p.item), ...current]));
+  }
+
+  /**
+   * One summary of everything the model sees of the thread (its summary and the items after
+   * it) and of `current`, stored nowhere, with no memory step: the stateless compaction of
+   * `responses.compact`. Untrusted when anything it summarises was; `items` are the items it summarised.
+   */
+  async summariseAll(current: ConversationItem[], signal: AbortSignal): Promise<{ summary: string; untrusted: boolean; usage: Usage; items: ConversationItem[] }> {
+    const items = [...this.#history.map((p) => p.item), ...current];
+    const { summary, usage } = await summarise(this.#summariser(), this.#compaction?.summary, items, signal);
+    return { summary, untrusted: (this.#compaction !== undefined && isUntrusted(this.#compaction)) || items.some(isUntrusted), usage, items };
+  }
+
   /** The messages of the next model step, made to fit. */
   async step(current: ConversationItem[], tools: ToolSpec[], signal: AbortSignal): Promise<StepMessages> {
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -212,7 +228,7 @@ export class ThreadContext {
     }
     const model = this.deps.settings.compactionModel;
     const s = await summarise(
-      { llm: this.deps.llm, model, budget: this.budget, calibration: this.deps.calibrations.for(model ?? this.deps.llm.model), redact: this.deps.redact },
+      this.#summariser(),
       this.#compaction?.summary,
       older,
       signal,
@@ -239,6 +255,12 @@ export class ThreadContext {
     this.#history = history.slice(cut);
     this.#compaction = item;
     return { item, usage };
+  }
+
+  /** The summariser: `llm.compactionModel` when set, with that model's calibration. */
+  #summariser() {
+    const model = this.deps.settings.compactionModel;
+    return { llm: this.deps.llm, model, budget: this.budget, calibration: this.deps.calibrations.for(model ?? this.deps.llm.model), redact: this.deps.redact };
   }
 
   #cal() {

@@ -53,7 +53,8 @@ export class SecretBox {
     const [version, data] = sealed.split(":", 2);
     if (version !== VERSION || !data) throw new Error("not a sealed secret");
     const raw = Buffer.from(data, "base64");
-    const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, IV_BYTES));
+    // a whole tag, always: a shorter one would be checked as given, and be easier to forge
+    const decipher = createDecipheriv("aes-256-gcm", this.#key, raw.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(context, "utf8"));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString("utf8");

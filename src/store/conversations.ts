@@ -147,6 +147,16 @@ export async function appendItems(
   ]);
 }
 
+/** Deletes one item of a thread (not a summary): false when the thread holds no such item. */
+export async function deleteItem(db: Db, threadId: string, itemId: string): Promise<boolean> {
+  const now = Math.floor(Date.now() / 1000);
+  const [deleted] = await db.batch([
+    db.delete(items).where(and(eq(items.threadId, threadId), eq(items.id, itemId), notCompaction)).returning({ id: items.id }),
+    db.update(threads).set({ updatedAt: now }).where(eq(threads.id, threadId)),
+  ]);
+  return deleted.length > 0;
+}
+
 export async function setThreadMetadata(db: Db, threadId: string, metadata: Record<string, string>): Promise<void> {
   await db.update(threads).set({ metadata }).where(eq(threads.id, threadId));
 }

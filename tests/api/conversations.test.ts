@@ -23,6 +23,42 @@ const uuidOf = (conv: string) => conv.slice(5).replace(/^(.{8})(.{4})(.{4})(.{4}
 const sent = () => (t.llm.lastChat().messages as any[]).slice(1);
 
 describe("conversations", () => {
+  test("DELETE an item: gone from the list and from what the model sees; the conversation comes back", async () => {
+    const conv = (
+      await post("/api/v1/conversations", {
+        items: [
+          { role: "user", content: "My secret word is plum." },
+          { role: "user", content: "I like tea." },
+        ],
+      })
+    ).body;
+    const listed = (await get(`/api/v1/conversations/${conv.id}/items?order=asc`)).body.data;
+    for (const prefix of ["/api/v1", "/v1"]) {
+      const res = await json(t.api(`${prefix}/conversations/${conv.id}/items/${listed[0].id}`, { method: "DELETE" }));
+      expect(res.status).toBe(prefix === "/api/v1" ? 200 : 404); // the second time it is gone
+      if (res.status === 200) expect(res.body).toEqual({ ...conv, metadata: {} });
+    }
+    expect((await get(`/api/v1/conversations/${conv.id}/items`)).body.data.map((i: any) => i.content[0].text)).toEqual(["I like tea."]);
+    t.llm.enqueue({ text: "ok" });
+    await post("/api/v1/responses", { model: MODEL, conversation: conv.id, input: "What do you know?" });
+    expect(JSON.stringify(sent())).not.toContain("plum");
+    // unknown item, another user's conversation: 404
+    expect((await json(t.api(`/api/v1/conversations/${conv.id}/items/item_nope`, { method: "DELETE" }))).status).toBe(404);
+    const other = await t.createUser();
+    expect((await json(t.api(`/api/v1/conversations/${conv.id}/items/${listed[1].id}`, { method: "DELETE", token: other.token }))).status).toBe(404);
+  });
+
+  test("DELETE the call a conversation waits on is a 400; its answer comes first", async () => {
+    const tools = [{ type: "function", name: "lookup", description: "l", parameters: { type: "object", properties: {} } }];
+    t.llm.enqueue({ toolCalls: [{ name: "lookup", arguments: {} }] });
+    const r = await post("/api/v1/responses", { model: MODEL, input: "look it up", tools });
+    const conv = `conv_${r.body.id.slice(37)}`;
+    const call = r.body.output.find((o: any) => o.type === "function_call");
+    const res = await json(t.api(`/api/v1/conversations/${conv}/items/${call.id}`, { method: "DELETE" }));
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain(call.call_id);
+  });
+
   test("create with items and metadata, retrieve, update, list items", async () => {
     const created = await post("/api/v1/conversations", {
       metadata: { topic: "travel" },

@@ -13,6 +13,10 @@ const SECRET = "deep-json-secret-0123456789";
 const ROUTES = [
   "POST /api/v1/responses",
   "POST /v1/responses",
+  "POST /api/v1/responses/input_tokens",
+  "POST /v1/responses/input_tokens",
+  "POST /api/v1/responses/compact",
+  "POST /v1/responses/compact",
   "POST /api/v1/conversations",
   "POST /v1/conversations",
   "POST /api/v1/conversations/:id",

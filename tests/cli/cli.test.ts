@@ -325,6 +325,54 @@ describe("onboard from the environment", () => {
   });
 });
 
+describe("onboard: the webhook channel, and how to start it", () => {
+  test("--webhook turns the channel on with a secret made for it; the closing lines say how to start this very program", async () => {
+    const home = newHome();
+    const r = await run(["onboard", "--non-interactive", "--skip-check", "--llm-base-url", llm.url, "--llm-model", "m", "--webhook"], { SERVICE_HOME: home });
+    if (r.code !== 0) throw new Error(`exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    const http = JSON.parse(readFileSync(join(home, "config.json"), "utf8")).http;
+    expect(http).toEqual({ enabled: true, host: "0.0.0.0", webhookSecret: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(r.stdout).toContain(`Webhook channel: http://127.0.0.1:8080/webhook, header X-Webhook-Secret: ${http.webhookSecret}`);
+    expect(r.stdout).toMatch(/Note: the webhook channel listens on all interfaces \(0\.0\.0\.0:8080\)/);
+    // from source: bun and the entry file, with the home it was given; never Debian's `service serve`
+    expect(r.stdout).toContain(`Start it with: bun ${join(CWD, MAIN)} serve --home ${home}`);
+    expect(r.stdout).not.toMatch(/Start it with: service serve/);
+
+    // again on the onboarded home: the secret stays; a host is applied and said
+    const again = await run(["onboard", "--non-interactive", "--webhook-host", "127.0.0.1"], { SERVICE_HOME: home });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("http.host: 0.0.0.0 → 127.0.0.1");
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).http).toEqual({ ...http, host: "127.0.0.1" });
+  });
+
+  test("without --webhook the channel stays off, and onboarding says so", async () => {
+    const home = newHome();
+    const r = await run(["onboard", "--non-interactive", "--skip-check", "--llm-base-url", llm.url, "--llm-model", "m"], { SERVICE_HOME: home });
+    expect(r.stdout).toContain("Webhook channel: off");
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).http).toBeUndefined();
+  });
+
+  test("serve and doctor say when the webhook channel listens on all interfaces, and not when it keeps to loopback", async () => {
+    const secret = "0123456789abcdef0123";
+    for (const host of ["0.0.0.0", "127.0.0.1"]) {
+      const home = newHome();
+      const env = { SERVICE_HOME: home, HTTP_ENABLED: "true", HTTP_WEBHOOK_SECRET: secret, HTTP_HOST: host, HTTP_PORT: "0", CLI_ENABLED: "false" };
+      const s = await startServe(env);
+      try {
+        await s.out.waitFor(/instance token/);
+        if (host === "0.0.0.0") expect(s.out.text).toMatch(/note: the webhook channel listens on all interfaces \(0\.0\.0\.0:0\)/);
+        else expect(s.out.text).not.toContain("all interfaces");
+      } finally {
+        s.proc.kill("SIGTERM");
+      }
+      expect(await s.proc.exited).toBe(0);
+      const doctor = await run(["doctor"], env);
+      if (host === "0.0.0.0") expect(doctor.stdout).toMatch(/^warn\s+webhook host\s+the webhook channel listens on all interfaces/m);
+      else expect(doctor.stdout).not.toContain("webhook host");
+    }
+  });
+});
+
 describe("onboard with a wrong endpoint", () => {
   test("exit 1 with a clear message; nothing is written", async () => {
     const home = newHome();
@@ -412,19 +460,19 @@ describe("serve", () => {
     expect(await s.proc.exited).toBe(0);
   });
 
-  test("HTTP_ENABLED=true without HTTP_WEBHOOK_SECRET exits 1 and says why", async () => {
+  test("HTTP_ENABLED=true without HTTP_WEBHOOK_SECRET exits 78 (EX_CONFIG) and says why", async () => {
     const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "0", HTTP_ENABLED: "true" });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78); // EX_CONFIG: the systemd unit does not restart on it
     expect(r.stderr).toContain("HTTP_WEBHOOK_SECRET");
     expect(r.stdout).not.toContain("listening on");
   });
 
-  test("a config.json section of the wrong type exits 1 naming it", async () => {
+  test("a config.json section of the wrong type exits 78 (EX_CONFIG) naming it", async () => {
     const home = newHome();
     mkdirSync(home, { recursive: true });
     writeFileSync(join(home, "config.json"), '{"gateway": "x"}');
     const r = await run(["serve"], { SERVICE_HOME: home, GATEWAY_PORT: "0" });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78); // EX_CONFIG: the systemd unit does not restart on it
     expect(r.stderr.trim().split("\n")).toEqual([expect.stringContaining("gateway")]);
     expect(r.stdout).not.toContain("listening on");
   });
@@ -457,9 +505,9 @@ describe("serve", () => {
     expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/the database file:.* cannot be opened and written: .*\(SQLITE_(CANTOPEN|READONLY)\)/)]);
   }
 
-  test("invalid configuration exits 1 naming the problem", async () => {
+  test("invalid configuration exits 78 (EX_CONFIG) naming the problem", async () => {
     const r = await run(["serve"], { SERVICE_HOME: newHome(), GATEWAY_PORT: "abc" });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(78); // EX_CONFIG: the systemd unit does not restart on it
     expect(r.stderr).toContain("GATEWAY_PORT");
     expect(r.stderr).not.toContain("    at ");
     expect(r.stdout).not.toContain("listening on");

@@ -70,11 +70,20 @@ test.skipIf(!hasTmux)(
     keys("Enter");
     await see("scripted-model");
     keys("Enter");
+    // the webhook channel: on, for other machines too; a secret is made for it
+    await see("Turn on the webhook channel");
+    keys("y");
+    keys("Enter");
+    await see("Where may senders reach it from?");
+    keys("Enter");
     const done = await see("[exited 0]");
     expect(done).toContain("/login?token=");
+    expect(done).toContain("listens on all interfaces");
 
     const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
     expect(config.llm).toEqual({ baseUrl: llm.url, apiKey: "secret-key", model: "scripted-model" });
+    expect(config.http).toEqual({ enabled: true, host: "0.0.0.0", webhookSecret: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(done.replace(/\s+/g, "")).toContain(config.http.webhookSecret);
     const token = readFileSync(join(home, "webui-token"), "utf8").trim();
     expect(token).toMatch(/^[0-9a-f]{64}$/);
     expect(statSync(join(home, "webui-token")).mode & 0o777).toBe(0o600);
@@ -116,11 +125,18 @@ test.skipIf(!hasTmux)("offers a local Ollama as the default endpoint when one an
       await Bun.sleep(50);
     }
     tmux("send-keys", "-t", "ollama", "Enter");
+    while (!show().includes("Turn on the webhook channel")) {
+      if (Date.now() > end) throw new Error(`no webhook question on:\n${show()}`);
+      await Bun.sleep(50);
+    }
+    tmux("send-keys", "-t", "ollama", "Enter"); // no (the default)
     while (!show().includes("[exited 0]")) {
       if (Date.now() > end) throw new Error(`onboarding did not finish:\n${show()}`);
       await Bun.sleep(50);
     }
-    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).llm).toEqual({ baseUrl: "http://127.0.0.1:11434/v1", model: "llama3.2" });
+    const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+    expect(config.llm).toEqual({ baseUrl: "http://127.0.0.1:11434/v1", model: "llama3.2" });
+    expect(config.http).toBeUndefined();
   } finally {
     await ollama.close();
   }

@@ -3,7 +3,7 @@
 // running), `doctor`, a port in use, `serve | head -1`, a typo in config.json, onboarding twice.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, type Subprocess } from "bun";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, ensureBinary, serveUntil } from "../support/binary";
@@ -259,5 +259,27 @@ describe("warnings and pipes", () => {
     expect(ticks).toBeLessThan(30); // clock ticks (1/100 s): a spinning process burns ~100 a second
     process.kill(record.pid, "SIGTERM");
     expect(await sh.exited).toBe(0);
+  });
+});
+
+describe("onboarding names the binary that was installed", () => {
+  test("`service` when that name runs this binary, its full path when `service` is another program (Debian's /usr/sbin/service)", async () => {
+    const installed = join(dir, "installed");
+    const other = join(dir, "other");
+    mkdirSync(installed);
+    mkdirSync(other);
+    symlinkSync(BIN, join(installed, "service"));
+    writeFileSync(join(other, "service"), "#!/bin/sh\necho 'not this one'\n", { mode: 0o755 });
+    const onboard = (PATH: string) =>
+      run(["onboard", "--non-interactive", "--force", "--skip-check", "--llm-base-url", llm.url, "--llm-model", "m"], { SERVICE_HOME: join(dir, "named-home"), PATH });
+    const first = await onboard(`${other}:${installed}:/usr/bin:/bin`);
+    expect(first.stdout).toContain(`Start it with: ${BIN} serve --home ${join(dir, "named-home")}`);
+    const viaInstalled = spawn([join(installed, "service"), "onboard", "--non-interactive", "--force", "--skip-check", "--llm-base-url", llm.url, "--llm-model", "m"], {
+      cwd: dir,
+      env: env({ SERVICE_HOME: join(dir, "named-home"), PATH: `${installed}:${other}:/usr/bin:/bin` }),
+      stdout: "pipe",
+    });
+    const out = await new Response(viaInstalled.stdout).text();
+    expect(out).toContain(`Start it with: service serve --home ${join(dir, "named-home")}`);
   });
 });

@@ -1,7 +1,7 @@
 import { FormatRegistry, Type, type Static, type TSchema } from "@sinclair/typebox";
 import { instructionsBlock, userContextBlock } from "../../agent/context";
 import { threadOfConversation, threadOfResponse } from "../../conversation/ids";
-import type { ConversationItem, ImageRef } from "../../conversation/items";
+import type { ImageRef } from "../../conversation/items";
 import type { InputItem } from "../../agent/turn-types";
 import { InvalidRequest } from "../../errors";
 import type { LlmOptions } from "../../llm/types";
@@ -9,6 +9,7 @@ import { parseCallerTools } from "../../tools/caller";
 import type { ToolRegistry } from "../../tools/registry";
 import type { ExternalTool } from "../../conversation/items";
 import { ResponseObject } from "./objects";
+import { afterReplay, inputItems, type InputReader } from "./input";
 
 // The request bodies of the Responses API (and of the Conversations API's items), as the
 // routes declare them. Each field says what it must be in `error`; http/validation.ts turns
@@ -18,10 +19,9 @@ const MAX_MODEL_BYTES = 256;
 export const MAX_CONTEXT_BYTES = 10 * 1024;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-FormatRegistry.Set(
-  "model-hint",
-  (m) => m !== "" && m.trim() === m && Buffer.byteLength(m) <= MAX_MODEL_BYTES && !CONTROL.test(m),
-);
+/** A model name revision B routes: non-empty, no white space at either end, at most 256 bytes, no control characters. */
+export const isModelHint = (m: string) => m !== "" && m.trim() === m && Buffer.byteLength(m) <= MAX_MODEL_BYTES && !CONTROL.test(m);
+FormatRegistry.Set("model-hint", isModelHint);
 
 const open = { additionalProperties: true } as const;
 /** Absent, null, or `schema`; a failure is explained by `schema`'s own error. */
@@ -40,7 +40,15 @@ const InputImagePart = Type.Object(
   },
   open,
 );
-const PART_KINDS = "input_text, output_text, refusal or input_image";
+const InputFilePart = Type.Object(
+  {
+    type: Type.Literal("input_file"),
+    file_data: Type.String({ minLength: 1, error: "is required: the file's content as a data URL (data:application/pdf;base64,…); file_id and file_url are not supported." }),
+    filename: Nullable(Text()),
+  },
+  open,
+);
+const PART_KINDS = "input_text, output_text, refusal, input_image or input_file";
 
 export const MessageInput = Type.Object(
   {
@@ -51,7 +59,7 @@ export const MessageInput = Type.Object(
     content: Type.Union(
       [
         Text("must be a string or an array of content parts."),
-        Type.Array(Type.Union([InputTextPart, OutputTextPart, PlainTextPart, RefusalPart, InputImagePart], { error: `must be a part of type ${PART_KINDS}.` })),
+        Type.Array(Type.Union([InputTextPart, OutputTextPart, PlainTextPart, RefusalPart, InputImagePart, InputFilePart], { error: `must be a part of type ${PART_KINDS}.` })),
       ],
       { error: "must be a string or an array of content parts." },
     ),
@@ -80,9 +88,14 @@ const FunctionCallOutputInput = Type.Object(
 );
 const ItemReference = Type.Object({ type: Type.Literal("item_reference"), id: Type.String({ minLength: 1, error: "must be an item id." }) }, open);
 const ReasoningInput = Type.Object({ type: Type.Literal("reasoning") }, open);
+/** A compaction item of POST /responses/compact, given back. */
+const CompactionInput = Type.Object(
+  { type: Type.Literal("compaction"), encrypted_content: Type.String({ minLength: 1, error: "must be the encrypted_content of a compaction item from /responses/compact." }) },
+  open,
+);
 
-export const InputItemSchema = Type.Union([MessageInput, FunctionCallInput, FunctionCallOutputInput, ItemReference, ReasoningInput], {
-  error: "must be a message, function_call, function_call_output, item_reference or reasoning item.",
+export const InputItemSchema = Type.Union([MessageInput, FunctionCallInput, FunctionCallOutputInput, ItemReference, ReasoningInput, CompactionInput], {
+  error: "must be a message, function_call, function_call_output, item_reference, reasoning or compaction item.",
 });
 export type InputItemBody = Static<typeof InputItemSchema>;
 
@@ -151,6 +164,16 @@ export function responsesRequest(revision: Revision) {
     open,
   );
 }
+/**
+ * POST /responses/input_tokens and /responses/compact: what create takes, `input` and `model`
+ * optional (the thread alone may be counted or compacted).
+ */
+export function viewRequest(revision: Revision) {
+  const { input, model, ...rest } = responsesRequest(revision).properties;
+  return Type.Object({ ...rest, input: Type.Optional(input), model: Type.Optional(model) }, open);
+}
+export type ViewBody = Static<ReturnType<typeof viewRequest>>;
+
 const ConversationId = Type.String({ pattern: "^conv_[0-9a-f]{32}$", error: "must be a conversation id (conv_ followed by 32 hex digits)." });
 const ConversationRef = Type.Union([ConversationId, Type.Object({ id: ConversationId }, open)], {
   error: "must be a conversation id (conv_ followed by 32 hex digits) or {id}.",
@@ -188,28 +211,16 @@ export interface ParsedRequest {
   llmOptions: LlmOptions;
 }
 
-/** Finds an item of the caller's stored responses (`item_reference`). */
-export type ItemLookup = (id: string) => Promise<ConversationItem | undefined>;
-
 /**
  * The checks a schema cannot state (they span fields or need the service), and the request
- * turned into the agent's terms: input items in order, outputs that resume the thread's
- * pending call apart, and the instruction and context blocks put before the last user message.
+ * turned into the agent's terms (see `turnInput`).
  */
-export async function parseResponsesRequest(
-  body: ResponsesBody,
-  revision: Revision,
-  registry: ToolRegistry,
-  lookup: ItemLookup,
-): Promise<ParsedRequest> {
-  const previousResponseId = body.previous_response_id ?? null;
-  const conversation = body.conversation ? { id: typeof body.conversation === "string" ? body.conversation : body.conversation.id } : null;
-  if (previousResponseId && conversation) throw new InvalidRequest("Use `previous_response_id` or `conversation`, not both.");
-  const threadId = previousResponseId ? threadOfResponse(previousResponseId) : conversation ? threadOfConversation(conversation.id) : undefined;
+export async function parseResponsesRequest(body: ResponsesBody, revision: Revision, registry: ToolRegistry, reader: InputReader): Promise<ParsedRequest> {
+  const { previousResponseId, conversation, threadId } = continuation(body);
   const store = body.store ?? true;
   if (body.background && !store) throw new InvalidRequest("`background` needs `store`: a background response is retrieved later.");
 
-  const { messages, toolOutputs, system } = await inputItems(body.input, lookup);
+  const { messages, toolOutputs, instructions } = await turnInput(body, threadId, reader);
   if (toolOutputs.length) {
     if (revision === "B" && messages.length) {
       throw new InvalidRequest(
@@ -222,19 +233,6 @@ export async function parseResponsesRequest(
   } else if (!messages.some((m) => ("role" in m && m.role === "user") || m.type === "function_call_output")) {
     throw new InvalidRequest("`input` needs a user message or a function_call_output.");
   }
-
-  const instructions = body.instructions ?? null;
-  const context = body.x_context ?? body.context ?? undefined;
-  if (context && Buffer.byteLength(JSON.stringify(context)) > MAX_CONTEXT_BYTES) {
-    throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
-  }
-  const blocks = [
-    ...[...system, ...(instructions ? [instructions] : [])].map(instructionsBlock),
-    ...(context ? [userContextBlock(context)] : []),
-  ];
-  // A resume carries no user message; the thread's earlier instructions stay in force.
-  const last = messages.findLast((m) => "role" in m && m.role === "user");
-  if (blocks.length && last && "role" in last) last.content = `${blocks.join("\n\n")}\n\n${last.content}`;
 
   const format = body.text?.format;
   const temperature = revision === "B" && typeof body.temperature === "number" ? body.temperature : null;
@@ -275,52 +273,39 @@ export async function parseResponsesRequest(
   };
 }
 
-/**
- * Input items as the agent stores them. A function_call_output answering a function_call of
- * the same input is history; one that answers none resumes the thread's pending call.
- * system and developer messages become instruction blocks.
- */
-export async function inputItems(input: string | InputItemBody[], lookup: ItemLookup) {
-  const messages: InputItem[] = [];
-  const toolOutputs: ParsedRequest["toolOutputs"] = [];
-  const system: string[] = [];
-  if (typeof input === "string") return { messages: [{ role: "user" as const, content: input }], toolOutputs, system };
-  const items: (InputItem | ConversationItem)[] = [];
-  for (const [i, item] of input.entries()) {
-    if (item.type === "item_reference") {
-      const found = await lookup(item.id);
-      if (!found) throw new InvalidRequest(`\`input[${i}].id\` ${JSON.stringify(item.id)} is not an item of your stored responses.`);
-      const { id: _, ...rest } = found;
-      items.push(rest as InputItem);
-    } else if (item.type === "reasoning") {
-      // a model's reasoning is the client's record of it; the LLM here never sees it
-    } else if (item.type === "function_call") {
-      items.push({ type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, external: true });
-    } else if (item.type === "function_call_output") {
-      const { text, images } = typeof item.output === "string" ? { text: item.output, images: [] } : partsOf(item.output);
-      items.push({ type: "function_call_output", call_id: item.call_id, output: text, ...(images.length ? { images } : {}) });
-    } else {
-      const { text, images } = typeof item.content === "string" ? { text: item.content, images: [] } : partsOf(item.content);
-      if (item.role === "system" || item.role === "developer") system.push(text);
-      else items.push({ role: item.role, content: text, ...(images.length && item.role === "user" ? { images } : {}) });
-    }
-  }
-  const calls = new Set(items.flatMap((m) => (m.type === "function_call" ? [m.call_id] : [])));
-  for (const m of items) {
-    if (m.type === "function_call_output" && !calls.has(m.call_id)) toolOutputs.push({ call_id: m.call_id, output: m.output, ...(m.images ? { images: m.images } : {}) });
-    else messages.push(m as InputItem);
-  }
-  return { messages, toolOutputs, system };
+/** The thread a request continues (`previous_response_id` or `conversation`, not both). */
+export function continuation(body: Pick<ResponsesBody, "previous_response_id" | "conversation">) {
+  const previousResponseId = body.previous_response_id ?? null;
+  const conversation = body.conversation ? { id: typeof body.conversation === "string" ? body.conversation : body.conversation.id } : null;
+  if (previousResponseId && conversation) throw new InvalidRequest("Use `previous_response_id` or `conversation`, not both.");
+  const threadId = previousResponseId ? threadOfResponse(previousResponseId) : conversation ? threadOfConversation(conversation.id) : undefined;
+  return { previousResponseId, conversation, threadId };
 }
 
-type Part = { type: string; text?: string; refusal?: string; image_url?: string; detail?: string | null };
-
-function partsOf(parts: Part[]): { text: string; images: ImageRef[] } {
-  const texts: string[] = [];
-  const images: ImageRef[] = [];
-  for (const p of parts) {
-    if (p.type === "input_image") images.push({ url: p.image_url!, ...(p.detail ? { detail: p.detail } : {}) });
-    else texts.push(p.type === "refusal" ? p.refusal! : p.text!);
+/**
+ * A request's input in the agent's terms: its items in order (without a replay of what the
+ * thread holds up to the call it waits on), the outputs that resume that call apart, and the
+ * instruction and context blocks put before the last user message.
+ */
+export async function turnInput(
+  body: Pick<ResponsesBody, "instructions" | "x_context" | "context"> & { input?: ResponsesBody["input"] },
+  threadId: string | undefined,
+  reader: InputReader,
+) {
+  const input = body.input ?? [];
+  const replayed = typeof input === "string" || !threadId ? input : afterReplay(input, await reader.awaited(threadId));
+  const { messages, toolOutputs, system } = await inputItems(replayed, reader);
+  const instructions = body.instructions ?? null;
+  const context = body.x_context ?? body.context ?? undefined;
+  if (context && Buffer.byteLength(JSON.stringify(context)) > MAX_CONTEXT_BYTES) {
+    throw new InvalidRequest("`x_context` is larger than 10 KB serialized.");
   }
-  return { text: texts.join("\n"), images };
+  const blocks = [
+    ...[...system, ...(instructions ? [instructions] : [])].map(instructionsBlock),
+    ...(context ? [userContextBlock(context)] : []),
+  ];
+  // A resume carries no user message; the thread's earlier instructions stay in force.
+  const last = messages.findLast((m) => "role" in m && m.role === "user");
+  if (blocks.length && last && "role" in last) last.content = `${blocks.join("\n\n")}\n\n${last.content}`;
+  return { messages, toolOutputs, instructions };
 }

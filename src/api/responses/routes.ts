@@ -2,11 +2,17 @@ import { Elysia, t } from "elysia";
 import { newUuid, responseId } from "../../conversation/ids";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
 import { InvalidRequest, NotFound, ThreadNotFound, Unavailable } from "../../errors";
-import { deleteResponse, findItem, findResponse, getThread, loadResponseItems } from "../../store/conversations";
+import { deleteResponse, findResponse, getThread, loadResponseItems } from "../../store/conversations";
 import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
 import type { Services } from "../../services";
 import { buildResponse, itemResource, type ResponseObject } from "./objects";
-import { parseResponsesRequest, RequestEcho, responsesRequest } from "./request";
+import { continuation, parseResponsesRequest, RequestEcho, responsesRequest, turnInput, viewRequest, type ViewBody } from "./request";
+import type { ViewRequest } from "../../agent/turns";
+import { parseCallerTools } from "../../tools/caller";
+import { CompactionSeal } from "./compaction-seal";
+import { compactWindow } from "./compact";
+import { inputReader } from "./input";
+import { UnstoredResponses } from "./unstored";
 import { ResponseRuns, type Run } from "./runs";
 import { replaySource, responseStream } from "./stream";
 import { ListQuery, page } from "./lists";
@@ -29,13 +35,39 @@ const RetrieveQuery = t.Object({
  * the other.
  */
 export function responsesApi(s: Services) {
-  const runs = new ResponseRuns();
-  return (prefix: string) => responsesRoutes(s, runs, prefix);
+  const shared = { runs: new ResponseRuns(), seal: new CompactionSeal(s.home), unstored: new UnstoredResponses() };
+  return (prefix: string) => responsesRoutes(s, shared, prefix);
 }
 
-function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
+function responsesRoutes(
+  s: Services,
+  { runs, seal, unstored }: { runs: ResponseRuns; seal: CompactionSeal; unstored: UnstoredResponses },
+  prefix: string,
+) {
   const revision = s.config.responses.revision;
   const retrievedModel = revision === "A" ? "default" : PLACEHOLDER_MODEL;
+
+  /** A request of input_tokens or compact in the agent's terms. */
+  const viewOf = async (body: ViewBody, userId: string): Promise<ViewRequest> => {
+    const { previousResponseId, threadId } = continuation(body);
+    const { messages, toolOutputs } = await turnInput(body, threadId, inputReader(s, userId, seal));
+    const alone = unstored.servesAlone(previousResponseId, userId, { messages, resumes: toolOutputs.length > 0 });
+    return {
+      userId,
+      threadId: alone ? undefined : threadId,
+      previousResponseId: alone ? undefined : (previousResponseId ?? undefined),
+      messages,
+      toolOutputs,
+      externalTools: body.tools ? parseCallerTools(body.tools, s.tools) : undefined,
+    };
+  };
+  /** An unknown or foreign thread named by a request that runs no turn: the 404 retrieval gives. */
+  const named = <T>(body: ViewBody, work: Promise<T>): Promise<T> =>
+    work.catch((e) => {
+      if (!(e instanceof ThreadNotFound)) throw e;
+      const what = body.previous_response_id ? `response with id ${body.previous_response_id}` : "conversation with that id";
+      throw new NotFound(`No ${what} found.`);
+    });
 
   /** A stored response of this user's, or the 404 that reveals nothing of anyone else's. */
   const mine = async (id: string, userId: string) => {
@@ -72,19 +104,20 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       "/responses",
       async ({ body, principal }) => {
         takeTurnBudget(s, principal);
-        const req = await parseResponsesRequest(body, revision, s.tools, (id) => findItem(s.db, id, principal.userId));
+        const req = await parseResponsesRequest(body, revision, s.tools, inputReader(s, principal.userId, seal));
+        const alone = unstored.servesAlone(req.echo.previous_response_id, principal.userId, { messages: req.messages, resumes: req.toolOutputs.length > 0 });
         const facts = { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] };
         let run!: Run;
         const started = s.agent.start(
           {
           channel: "responses",
           userId: principal.userId,
-          threadId: req.threadId,
+          threadId: alone ? undefined : req.threadId,
           messages: req.messages,
           toolOutputs: req.toolOutputs,
           externalTools: req.tools,
           model: req.model,
-          previousResponseId: req.echo.previous_response_id ?? undefined,
+          previousResponseId: alone ? undefined : (req.echo.previous_response_id ?? undefined),
           store: req.echo.store,
           background: req.echo.background,
           llmOptions: req.llmOptions,
@@ -94,11 +127,13 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           },
           (turn) => {
             run = runs.start(turn, facts);
+            if (!req.echo.store) unstored.remember(turn.id, principal.userId);
             return (e) => run.event(e);
           },
         );
         try {
           const { result } = await started;
+          if (!req.echo.store) void result.then((r) => unstored.ended(r.id, awaitedCall(r)), () => {});
           run.follow(result);
         } catch (e) {
           if (!(e instanceof ThreadNotFound)) throw e;
@@ -114,6 +149,23 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
         return await run.done;
       },
       { parse: authedJson(s), body: responsesRequest(revision) },
+    )
+    .post(
+      "/responses/input_tokens",
+      async ({ body, principal }) => ({
+        object: "response.input_tokens" as const,
+        input_tokens: await named(body, viewOf(body, principal.userId).then((view) => s.agent.measure(view))),
+      }),
+      { parse: authedJson(s), body: viewRequest(revision) },
+    )
+    .post(
+      "/responses/compact",
+      async ({ body, principal, request }) => {
+        takeTurnBudget(s, principal);
+        const view = await named(body, viewOf(body, principal.userId));
+        return await named(body, compactWindow(s, seal, view, AbortSignal.any([request.signal, AbortSignal.timeout(s.backgroundTurnTimeoutMs)])));
+      },
+      { parse: authedJson(s), body: viewRequest(revision) },
     )
     .get(
       "/responses/:id",
@@ -155,6 +207,12 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       { parse: "none" },
     );
 }
+
+/** The caller-tool call a turn ended on, if it did. */
+const awaitedCall = (r: TurnResult) => {
+  const last = r.output.at(-1);
+  return last?.type === "function_call" && last.external ? last.call_id : undefined;
+};
 
 /** What a request naming a thread that is not the caller's gets: nothing of it is revealed. */
 function notFound(turn: TurnHandle, model: string): TurnResult {

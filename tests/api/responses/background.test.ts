@@ -200,4 +200,14 @@ describe("models", () => {
       for (const m of list.data) expect(m).toEqual({ id: m.id, object: "model", created: expect.any(Number), owned_by: "service" });
     }
   });
+
+  test("GET /models/{model}: a listed name, or any name revision B routes; a malformed one is 404", async () => {
+    for (const prefix of ["/api/v1", "/v1"]) {
+      expect(await get(`${prefix}/models/scripted-model`)).toEqual({ id: "scripted-model", object: "model", created: expect.any(Number), owned_by: "service" });
+      expect((await get(`${prefix}/models/${encodeURIComponent("vendor/some model")}`)).id).toBe("vendor/some model");
+      const bad = await t.api(`${prefix}/models/${encodeURIComponent(" padded ")}`);
+      expect(bad.status).toBe(404);
+      expect(((await bad.json()) as any).error.type).toBe("not_found_error");
+    }
+  });
 });

@@ -164,6 +164,32 @@ describe("objects and events validate against OpenAI's schemas", () => {
   });
 });
 
+test("compact, input_tokens, files, item delete and model retrieve validate too", async () => {
+  const file = { type: "input_file", filename: "a.txt", file_data: `data:text/plain;base64,${Buffer.from("hello").toString("base64")}` };
+  const input = [{ role: "user", content: [{ type: "input_text", text: "read" }, file] }];
+  expectValid("InputFileContent", file, "input_file part");
+  t.llm.enqueue({ text: "the summary" });
+  const compacted = (await (await t.api("/api/v1/responses/compact", { method: "POST", json: { model: MODEL, input } })).json()) as any;
+  // OpenAI's document has no schema for the compacted response itself: its parts have one
+  expect(Object.keys(compacted).sort()).toEqual(["created_at", "id", "object", "output", "usage"]);
+  expect(compacted.object).toBe("response.compaction");
+  expectValid("ResponseUsage", compacted.usage, "compaction usage");
+  for (const item of compacted.output) expectValid("ItemResource", item, `compacted window ${item.type}`);
+  const sealed = compacted.output.at(-1);
+  expectValid("CompactionBody", sealed, "compaction item");
+  expectValid("InputItem", sealed, "compaction item given back");
+  expectValid("CompactionSummaryItemParam", { type: "compaction", encrypted_content: sealed.encrypted_content }, "compaction item param");
+
+  const counted = (await (await t.api("/api/v1/responses/input_tokens", { method: "POST", json: { model: MODEL, input: "x" } })).json()) as any;
+  expect(counted).toEqual({ object: "response.input_tokens", input_tokens: expect.any(Number) });
+
+  const conv = (await (await t.api("/api/v1/conversations", { method: "POST", json: { items: [{ role: "user", content: "a" }, { role: "user", content: "b" }] } })).json()) as any;
+  const first = (await get(`/api/v1/conversations/${conv.id}/items`)).data[0];
+  const afterDelete = await (await t.api(`/api/v1/conversations/${conv.id}/items/${first.id}`, { method: "DELETE" })).json();
+  expectValid("ConversationResource", afterDelete, "conversation after an item delete");
+  expectValid("Model", await get("/api/v1/models/scripted-model"), "model retrieved");
+});
+
 test("the check has teeth: what the service sent before (no logprobs, no cache_write_tokens, error without type) fails", async () => {
   t.llm.enqueue({ text: "hi" });
   const { body } = await t.respond({ model: MODEL, input: "x" });

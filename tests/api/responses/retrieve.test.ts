@@ -249,4 +249,9 @@ describe("revision A", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.type).toBe("invalid_request_error");
   });
+
+  test("GET /models/{model} knows only default", async () => {
+    expect((await t.api("/api/v1/models/default")).status).toBe(200);
+    expect((await t.api("/api/v1/models/gpt-4o")).status).toBe(404);
+  });
 });

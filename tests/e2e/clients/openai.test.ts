@@ -165,4 +165,67 @@ describe("openai SDK", () => {
     const r = await legacy.responses.create({ model: "m", input: "hi" });
     expect((await legacy.responses.retrieve(r.id)).output_text).toBe("via /v1");
   });
+
+  test("responses.inputTokens.count, responses.compact and its window given back, under /api/v1 and /v1", async () => {
+    for (const c of [client, new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.token, maxRetries: 0 })]) {
+      const short = await c.responses.inputTokens.count({ model: "m", input: "hi" });
+      expect(short.object).toBe("response.input_tokens");
+      const long = await c.responses.inputTokens.count({ model: "m", input: "hi ".repeat(400), tools });
+      expect(long.input_tokens).toBeGreaterThan(short.input_tokens + 200);
+
+      s.llm.enqueue({ text: "Ada works on ticket T-4711." });
+      const compacted = await c.responses.compact({
+        model: "m",
+        input: [
+          { role: "user", content: "I am Ada, ticket T-4711." },
+          { role: "assistant", content: "Hello Ada." },
+        ],
+      });
+      expect(compacted.object).toBe("response.compaction");
+      const sealed = compacted.output.at(-1)!;
+      expect(sealed.type).toBe("compaction");
+      s.llm.enqueue({ text: "T-4711." });
+      const next = await c.responses.create({ model: "m", input: [...(compacted.output as OpenAI.Responses.ResponseInputItem[]), { role: "user", content: "Which ticket?" }] });
+      expect(next.output_text).toBe("T-4711.");
+      expect(JSON.stringify(s.llm.lastChat().messages)).toContain("Ada works on ticket T-4711.");
+      const forged = await c.responses
+        .create({ model: "m", input: [{ type: "compaction", encrypted_content: "v1:AAAA" }, { role: "user", content: "x" }] })
+        .catch((e) => e);
+      expect(forged).toBeInstanceOf(OpenAI.BadRequestError);
+    }
+  });
+
+  test("conversations.items.delete and models.retrieve", async () => {
+    const conv = await client.conversations.create({ items: [{ type: "message", role: "user", content: "one" }, { type: "message", role: "user", content: "two" }] });
+    const items = await client.conversations.items.list(conv.id, { order: "asc" });
+    const after = await client.conversations.items.delete(items.data[0]!.id!, { conversation_id: conv.id });
+    expect(after.id).toBe(conv.id);
+    const left = await client.conversations.items.list(conv.id);
+    expect(left.data.map((i) => (i as any).content[0].text)).toEqual(["two"]);
+    const model = await client.models.retrieve("scripted-model");
+    expect(model).toMatchObject({ id: "scripted-model", object: "model", owned_by: "service" });
+  });
+
+  test("a text file as an input_file part (as the Python SDK sends one)", async () => {
+    s.llm.enqueue({ text: "Three fruits." });
+    const r = await client.responses.create({
+      model: "m",
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_file", filename: "fruits.txt", file_data: `data:text/plain;base64,${Buffer.from("apple\nbanana\ncherry").toString("base64")}` },
+            { type: "input_text", text: "What is in the file?" },
+          ],
+        },
+      ],
+    });
+    expect(r.output_text).toBe("Three fruits.");
+    expect(JSON.stringify(s.llm.lastChat().messages)).toContain("apple\\nbanana\\ncherry");
+    const refused = await client.responses
+      .create({ model: "m", input: [{ role: "user", content: [{ type: "input_file", filename: "x.png", file_data: "data:image/png;base64,iVBORw0KGgo=" }] }] })
+      .catch((e) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused.message).toContain("image/png");
+  });
 });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, isStepCount, jsonSchema, Output, streamText, tool } from "ai";
+import { PDFDocument, StandardFonts } from "pdf-lib";
 import { z } from "zod";
 import { startBinary, weatherSchema, type RunningBinary } from "./binary";
 
@@ -107,4 +108,27 @@ describe("Vercel AI SDK", () => {
     expect(r.text).toBe("You are Ada.");
     expect(s.llm.lastChat().messages.slice(1).map((m: any) => m.content)).toEqual(["My name is Ada.", "Who am I?"]);
   });
+
+  test("a PDF sent as a file part: its text reaches the model", async () => {
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    doc.addPage().drawText("Invoice INV-4711, total 123.45 EUR", { x: 50, y: 700, font, size: 12 });
+    s.llm.enqueue({ text: "The invoice totals 123.45 EUR." });
+    const r = await generateText({
+      model,
+      maxRetries: 0,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is the total?" },
+            { type: "file", data: await doc.save(), mediaType: "application/pdf", filename: "invoice.pdf" },
+          ],
+        },
+      ],
+    });
+    expect(r.text).toBe("The invoice totals 123.45 EUR.");
+    expect(JSON.stringify(s.llm.lastChat().messages)).toContain("Invoice INV-4711, total 123.45 EUR");
+  });
 });
+
