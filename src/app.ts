@@ -17,6 +17,7 @@ import { responsesApi } from "./api/responses/routes";
 import { invalidBody, schemaOf } from "./http/validation";
 import type { Services } from "./services";
 import { statusRoutes } from "./api/status";
+import { routineRoutes } from "./routines/routes";
 
 /** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
 export function createApp(s: Services) {
@@ -59,6 +60,7 @@ export function createApp(s: Services) {
     .use(approvalRoutes(s, events))
     .use(memoryRoutes(s))
     .use(extensionRoutes(s, events))
+    .use(routineRoutes(s))
     .use(webUiRoutes());
 }
 

@@ -1,4 +1,5 @@
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { ApprovalPolicy } from "../config/schema";
 
 export interface ToolContext {
   userId: string;
@@ -27,6 +28,8 @@ export interface Tool<P extends TSchema = TSchema> {
   description: string;
   parameters: P;
   execute(args: Static<P>, ctx: ToolContext): Promise<string>;
+  /** The approval policy when the operator sets none (`tools.approval`); `auto` when left out. */
+  approval?: ApprovalPolicy;
 }
 
 export function defineTool<P extends TSchema>(tool: Tool<P>): Tool<P> {

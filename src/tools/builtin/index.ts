@@ -9,6 +9,8 @@ import { fileTools } from "./files";
 import { webFetchTool } from "./web-fetch";
 import { webSearchTool } from "./web-search";
 import { toolSearchTool } from "./tool-search";
+import { missionTools } from "./missions";
+import type { Routines } from "../../routines/service";
 
 export interface BuiltinDeps {
   config: Config;
@@ -16,6 +18,8 @@ export interface BuiltinDeps {
   db: Db;
   llm: Llm;
   memory: MemoryService;
+  /** The user's routines, for the mission tools. */
+  routines: Routines;
 }
 
 /** Every built-in tool, registered at start-up; their names are registered actions. */
@@ -25,6 +29,7 @@ export function builtinTools(deps: BuiltinDeps): Tool[] {
     ...fileTools(deps.paths),
     webFetchTool(web),
     ...memoryTools(deps.memory),
+    ...missionTools(deps.routines),
     // web_search exists only with a SearXNG instance to ask
     ...(web.searchUrl ? [webSearchTool(web.searchUrl)] : []),
     // offered only when the tools are too many for the context window (agent/offer.ts)
