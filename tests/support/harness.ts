@@ -30,7 +30,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string; callbackDelaysMs?: number[]; busyTimeoutMs?: number } = {},
+  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string; callbackDelaysMs?: number[]; jobRetryDelaysMs?: number[]; busyTimeoutMs?: number } = {},
 ): Promise<TestService> {
   const home = opts.keepHome ?? join(mkdtempSync(join(tmpdir(), "service-test-")), "home");
   const llm = opts.llm ?? (await startScriptedLLM());
@@ -57,7 +57,7 @@ export async function startTestService(
       logs.push(JSON.parse(line).msg);
     },
   });
-  const service = await startService({ paths: servicePaths(env), env, log, turnTimeoutMs: opts.turnTimeoutMs, callbackDelaysMs: opts.callbackDelaysMs, busyTimeoutMs: opts.busyTimeoutMs });
+  const service = await startService({ paths: servicePaths(env), env, log, turnTimeoutMs: opts.turnTimeoutMs, callbackDelaysMs: opts.callbackDelaysMs, jobRetryDelaysMs: opts.jobRetryDelaysMs, busyTimeoutMs: opts.busyTimeoutMs });
   const url = service.url;
 
   const api: TestService["api"] = (path, init = {}) => {
