@@ -5,7 +5,6 @@
 // database (a replica). Downtime is made by stopping the service and moving the routine's
 // stored next tick into the past, never by mocking the clock.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
