@@ -89,14 +89,9 @@ export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | u
   return rows[0];
 }
 
-/** When the earliest job waiting out a retry delay is due (ms since the epoch), if any. */
+/** When the earliest job waiting out a retry delay is due (ms since the epoch), if any (only those have a next attempt time). */
 export async function nextRetryAt(db: Db): Promise<number | undefined> {
-  const row = (
-    await db
-      .select({ at: sql<number | null>`min(${jobs.nextAttemptAt})` })
-      .from(jobs)
-      .where(and(eq(jobs.status, "queued"), isNotNull(jobs.nextAttemptAt)))
-  )[0];
+  const row = (await db.select({ at: sql<number | null>`min(${jobs.nextAttemptAt})` }).from(jobs))[0];
   return row?.at ?? undefined;
 }
 

@@ -183,9 +183,9 @@ export const jobs = sqliteTable(
     uniqueIndex("jobs_id").on(t.id),
     index("jobs_status").on(t.status, t.seq),
     index("jobs_user").on(t.userId, t.seq),
-    index("jobs_conversation").on(t.userId, t.sender, t.conversationId),
     index("jobs_callback").on(t.callbackStatus),
     index("jobs_lane").on(t.lane, t.status, t.seq),
+    index("jobs_retry").on(t.nextAttemptAt),
     uniqueIndex("jobs_idempotency").on(t.source, t.idempotencyKey),
   ],
 );

@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { newUuid } from "../../conversation/ids";
 import type { RateLimiter } from "../../auth/rate-limit";
 import { storeUnavailable, type Db } from "../../store/db";
-import { getJob, insertJob, retryFailedJob, type JobRow, type NewJob } from "../../store/jobs";
+import { getJob, insertJob, laneOf, retryFailedJob, type JobRow, type NewJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
 import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
 import { jobEnded, jobRecord } from "./record";
@@ -102,7 +102,7 @@ export function webhookApp(d: WebhookDeps) {
     const requestHash = key === undefined ? undefined : createHash("sha256").update(raw).digest("hex");
     const { job: stored, replayed } = await insertJob(d.db, { ...job, id: newUuid(), ...(key === undefined ? {} : { idempotencyKey: key, requestHash }) });
     if (!replayed) {
-      d.worker.kick();
+      d.worker.kick(laneOf(stored));
       return Response.json({ job_id: stored.id, status: stored.status, conversation_id: stored.conversationId }, { status: 202 });
     }
     if ((stored as JobRow).requestHash !== requestHash) {

@@ -48,6 +48,8 @@ export interface WorkerDeps {
  */
 export class JobWorker {
   readonly #running = new Set<Promise<void>>();
+  /** The lanes of the jobs running here: a job queued in one of them cannot start before that job ends. */
+  readonly #busyLanes = new Set<string>();
   #filling: Promise<void> | undefined;
   /** A job was queued or ended while the worker was filling its slots: look again after. */
   #again = false;
@@ -65,9 +67,12 @@ export class JobWorker {
     this.kick();
   }
 
-  /** Wakes the worker when a job was queued (or a slot freed). */
-  kick(): void {
-    if (this.#stopping) return;
+  /**
+   * Wakes the worker when a job was queued (or a slot freed). A job queued in a lane that runs
+   * here waits for that lane, whose end wakes the worker anyway: no look at the queue for it.
+   */
+  kick(lane?: string): void {
+    if (this.#stopping || (lane !== undefined && this.#busyLanes.has(lane))) return;
     if (this.#filling) {
       this.#again = true;
       return;
@@ -99,9 +104,11 @@ export class JobWorker {
     while (!this.#stopping && this.#running.size < this.deps.concurrency) {
       const job = await claimNextJob(this.deps.db);
       if (!job) return this.#wakeForRetry();
+      this.#busyLanes.add(job.lane);
       const run: Promise<void> = this.#run(job)
         .catch((e) => this.#storeFailed(e))
         .finally(() => {
+          this.#busyLanes.delete(job.lane);
           this.#running.delete(run);
           this.kick();
         });

@@ -32,6 +32,7 @@ CREATE TABLE `routines` (
 --> statement-breakpoint
 CREATE INDEX `routines_user` ON `routines` (`user_id`);--> statement-breakpoint
 CREATE INDEX `routines_due` ON `routines` (`enabled`,`next_run_at`);--> statement-breakpoint
+DROP INDEX `jobs_conversation`;--> statement-breakpoint
 ALTER TABLE `jobs` ADD `lane` text DEFAULT '' NOT NULL;--> statement-breakpoint
 ALTER TABLE `jobs` ADD `idempotency_key` text;--> statement-breakpoint
 ALTER TABLE `jobs` ADD `request_hash` text;--> statement-breakpoint
@@ -39,5 +40,6 @@ ALTER TABLE `jobs` ADD `next_attempt_at` integer;--> statement-breakpoint
 ALTER TABLE `jobs` ADD `trusted` integer DEFAULT true NOT NULL;--> statement-breakpoint
 ALTER TABLE `jobs` ADD `memory` text DEFAULT 'full' NOT NULL;--> statement-breakpoint
 CREATE INDEX `jobs_lane` ON `jobs` (`lane`,`status`,`seq`);--> statement-breakpoint
+CREATE INDEX `jobs_retry` ON `jobs` (`next_attempt_at`);--> statement-breakpoint
 CREATE UNIQUE INDEX `jobs_idempotency` ON `jobs` (`source`,`idempotency_key`);--> statement-breakpoint
 UPDATE `jobs` SET `lane` = `user_id` || char(31) || `source` || char(31) || `sender` || char(31) || `conversation_id`;
