@@ -7,7 +7,11 @@
 //  - POST → completed per job inside the burst: the record's completed_at minus the client's
 //    clock at the POST (same machine, millisecond resolution); mostly time spent queued;
 //  - POST → completed with an empty queue: one job at a time, timed by polling GET /jobs/{id}
-//    every millisecond until it is completed (resolution about 1 ms), on 200 jobs.
+//    every millisecond until it is completed (resolution about 1 ms), on 200 jobs;
+//  - jobs accepted per second with an Idempotency-Key and a Standard Webhooks signature on
+//    every request (signed by the standardwebhooks package before the clock starts), 2,000 jobs;
+//  - 50 routines due in the same second (`at` the same time): how long after that time the
+//    last of their runs was recorded and the last of their jobs started.
 // The channel allows 60 requests a minute per client IP, so the clients spread over source
 // addresses of 127.0.0.0/8 (every one is loopback on Linux), at most 50 requests each.
 import { spawn, type Subprocess } from "bun";
@@ -15,6 +19,7 @@ import http from "node:http";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Webhook } from "standardwebhooks";
 import { firstMatch, pct, serveEnv } from "./support";
 
 const root = resolve(import.meta.dir, "..");
@@ -27,6 +32,11 @@ const SEQUENTIAL = Number(process.env.BENCH_WEBHOOK_SEQUENTIAL ?? 200);
 const PER_IP = 50;
 /** The memory figure: peak RSS while this many clients post a burst of JOBS and it drains. */
 const PEAK_CLIENTS = 32;
+/** A message the scripted LLM answers after HOLD_MS, as a model at work would: it holds its lane while a burst is accepted. */
+const HOLD = "hold the lane";
+const HOLD_MS = 3_000;
+/** Routines due in the same second. */
+const ROUTINES = 50;
 
 const rssMb = (pid: number) => {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
@@ -59,7 +69,7 @@ class Client {
 
   constructor(private readonly base: URL) {}
 
-  request(method: string, path: string, body?: string): Promise<{ status: number; body: any }> {
+  request(method: string, path: string, body?: string, extra: Record<string, string> = {}): Promise<{ status: number; body: any }> {
     if (!this.#agent || this.#used >= PER_IP) {
       this.#agent?.destroy();
       this.#ip = nextIp();
@@ -67,7 +77,7 @@ class Client {
       this.#used = 0;
     }
     this.#used++;
-    const headers: Record<string, string> = { "x-webhook-secret": SECRET };
+    const headers: Record<string, string> = "webhook-signature" in extra ? { ...extra } : { "x-webhook-secret": SECRET, ...extra };
     if (body !== undefined) headers["content-type"] = "application/json";
     return new Promise((resolve, reject) => {
       const req = http.request(
@@ -92,7 +102,7 @@ class Client {
 async function main() {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
 
-  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Done: the webhook was handled."], {
+  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Done: the webhook was handled.", "--slow", `${HOLD}=${HOLD_MS}`], {
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -100,13 +110,15 @@ async function main() {
   const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
   const svc = spawn([BIN, "serve"], {
-    env: serveEnv(tmp, TOKEN, llmUrl, { HTTP_ENABLED: "true", HTTP_HOST: "127.0.0.1", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: SECRET }),
+    env: serveEnv(tmp, TOKEN, llmUrl, { HTTP_ENABLED: "true", HTTP_HOST: "127.0.0.1", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: SECRET, HTTP_JOB_CONCURRENCY: process.env.HTTP_JOB_CONCURRENCY ?? "4" }),
     stdout: "pipe",
     stderr: "inherit",
   });
   children.push(svc);
   // serve prints the gateway's URL and then the webhook channel's
-  const base = new URL((await firstMatch(svc, /webhook channel: (http:\/\/\S+)\/webhook/))[1]!);
+  const started0 = await firstMatch(svc, /listening on (http:\/\/\S+)[\s\S]*webhook channel: (http:\/\/\S+)\/webhook/);
+  const gatewayUrl = started0[1]!;
+  const base = new URL(started0[2]!);
   void svc.exited.then((code) => {
     if (!stopping) {
       console.error(`the service exited during the benchmark (code ${code})`);
@@ -199,6 +211,58 @@ async function main() {
   );
   await untilDone(many[0]!, last, 10);
   clearInterval(sampler);
+
+  // 4. Acceptance with an Idempotency-Key and a Standard Webhooks signature on every request,
+  // into one conversation whose first job waits on the model meanwhile (as it would on a real
+  // one): the burst is accepted while nothing else runs, then drains in order.
+  const holder = new Client(base);
+  const held = (await holder.request("POST", "/webhook", JSON.stringify({ user_id: "bench", message: HOLD, conversation_id: "signed-burst" }))).body.job_id as string;
+  while ((await get(holder, held)).status !== "running") await Bun.sleep(5);
+  const signer = new Webhook(`whsec_${Buffer.from(SECRET).toString("base64")}`);
+  const signed = Array.from({ length: JOBS }, (_, n) => {
+    const body = JSON.stringify({ user_id: "bench", message: `signed job ${n}`, conversation_id: "signed-burst" });
+    const id = `bench-signed-${n}`;
+    const at = new Date();
+    return { body, headers: { "idempotency-key": id, "webhook-id": id, "webhook-timestamp": String(Math.floor(at.getTime() / 1000)), "webhook-signature": signer.sign(id, at, body) } };
+  });
+  const signedClients = Array.from({ length: CONCURRENCY }, () => new Client(base));
+  let s = 0;
+  let lastSigned = "";
+  const ts = performance.now();
+  await Promise.all(
+    signedClients.map(async (c) => {
+      while (s < JOBS) {
+        const n = s++;
+        const r = await c.request("POST", "/webhook", signed[n]!.body, signed[n]!.headers);
+        if (r.status !== 202) throw new Error(`signed POST /webhook: ${r.status} ${JSON.stringify(r.body)}`);
+        if (n === JOBS - 1) lastSigned = r.body.job_id;
+      }
+    }),
+  );
+  const signedPerS = Math.round(JOBS / ((performance.now() - ts) / 1000));
+  if ((await get(holder, held)).status !== "running") console.warn(`the lane's first job ended before the burst was accepted: raise HOLD_MS`);
+  await untilDone(signedClients[0]!, lastSigned, 10);
+
+  // 5. 50 routines due in the same second: created ahead with `at` that second, then read back.
+  const gateway = gatewayUrl.replace(/\/$/, "");
+  const api = async (method: string, path: string, json?: unknown) => {
+    const res = await fetch(gateway + path, { method, headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: json === undefined ? undefined : JSON.stringify(json) });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.json() as Promise<any>;
+  };
+  const due = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
+  const ids: string[] = [];
+  for (let i = 0; i < ROUTINES; i++) ids.push((await api("POST", "/api/routines", { name: `bench ${i}`, schedule: `at ${new Date(due).toISOString()}`, prompt: `routine ${i}` })).id);
+  const started = new Map<string, number>();
+  for (;;) {
+    const jobs = (await api("GET", "/api/jobs")).jobs as any[];
+    for (const j of jobs) if (j.source === "routine" && j.started_at) started.set(j.user_id, Date.parse(j.started_at));
+    if (ids.every((id) => started.has(id))) break;
+    if (Date.now() > due + 30_000) throw new Error(`only ${started.size} of ${ROUTINES} routines started`);
+    await Bun.sleep(50);
+  }
+  const recordedMs = Math.max(...(await Promise.all(ids.map(async (id) => Date.parse((await api("GET", `/api/routines/${id}/runs`)).runs[0].started_at) - due))));
+  const startedMs = Math.max(...ids.map((id) => started.get(id)! - due));
   await Bun.sleep(2_000);
   const rssRest = rssMb(svc.pid);
 
@@ -213,6 +277,8 @@ async function main() {
     completed_per_s: Math.round(JOBS / drainSeconds),
     burst_post_to_completed_ms: { p50: pct(burstLatency, 50), p99: pct(burstLatency, 99) },
     single_post_to_completed_ms: { p50: round(pct(singleLatency, 50)), p99: round(pct(singleLatency, 99)), jobs: SEQUENTIAL },
+    idempotent_signed_accepted_per_s: signedPerS,
+    routines_due_together: { routines: ROUTINES, last_run_recorded_ms: recordedMs, last_job_started_ms: startedMs },
   };
   console.log(JSON.stringify(result, null, 2));
   console.log(`
@@ -224,9 +290,11 @@ async function main() {
 | POST → completed inside the burst, p50 / p99 (queueing included) | ${result.burst_post_to_completed_ms.p50} / ${result.burst_post_to_completed_ms.p99} ms |
 | POST → completed, empty queue, p50 / p99 (${SEQUENTIAL} jobs, polled) | ${result.single_post_to_completed_ms.p50} / ${result.single_post_to_completed_ms.p99} ms |
 | RSS peak over the whole run, ${PEAK_CLIENTS}-client burst included (target < 150 MB) | ${rssPeak} MB |
-| RSS before the ${PEAK_CLIENTS}-client burst / at rest 2 s after it | ${rssBefore} / ${rssRest} MB |`);
+| RSS before the ${PEAK_CLIENTS}-client burst / at rest 2 s after it | ${rssBefore} / ${rssRest} MB |
+| jobs accepted per second, Idempotency-Key and Standard Webhooks signature on each (target ≥ 1,000) | ${signedPerS} |
+| ${ROUTINES} routines due in the same second: last run recorded / last job started, after that second (target < 1,000 ms) | ${recordedMs} / ${startedMs} ms |`);
 
-  for (const c of [warm, reader, single, ...clients, ...many]) c.close();
+  for (const c of [warm, reader, single, ...clients, ...many, ...signedClients, holder]) c.close();
   stopping = true;
   svc.kill("SIGTERM");
   await svc.exited;

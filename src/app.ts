@@ -19,6 +19,7 @@ import { invalidBody, schemaOf } from "./http/validation";
 import type { Services } from "./services";
 import { statusRoutes } from "./api/status";
 import { ssoRoutes } from "./auth/sso/routes";
+import { routineRoutes } from "./routines/routes";
 
 /** The gateway's HTTP app: every feature is a plugin; errors are mapped here and only here. */
 export function createApp(s: Services) {
@@ -63,6 +64,7 @@ export function createApp(s: Services) {
     .use(approvalRoutes(s, events))
     .use(memoryRoutes(s))
     .use(extensionRoutes(s, events))
+    .use(routineRoutes(s))
     .use(webUiRoutes());
 }
 

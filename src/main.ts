@@ -14,6 +14,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   chat: async () => (await import("./cli/chat")).chat,
   extension: async () => (await import("./cli/extension")).extension,
   users: async () => (await import("./cli/users")).users,
+  routines: async () => (await import("./cli/routines")).routines,
   status: async () => (await import("./cli/status")).status,
   doctor: async () => (await import("./cli/doctor")).doctor,
   // internal: one call of an extension's WebAssembly tool, in its own process (extensions/wasm/host.ts)

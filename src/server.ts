@@ -24,8 +24,11 @@ import { recordEgress } from "./store/egress";
 import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
-import { startWebhookChannel } from "./channels/webhook/listener";
+import { startWebhookListener } from "./channels/webhook/listener";
+import { callbackAllowList, createJobQueue, type JobQueue } from "./channels/webhook/queue";
 import { webhookConfigProblem } from "./channels/webhook/settings";
+import { Routines } from "./routines/service";
+import { RoutineScheduler } from "./routines/scheduler";
 import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
 
@@ -58,6 +61,8 @@ export interface StartOptions {
   turnTimeoutMs?: number;
   /** Overrides the pauses between webhook callback attempts (tests only). */
   callbackDelaysMs?: number[];
+  /** Overrides the pauses before a job that failed for a transient reason runs again (tests only). */
+  jobRetryDelaysMs?: number[];
   /** Overrides how long a statement waits for another connection's lock (tests only). */
   busyTimeoutMs?: number;
 }
@@ -82,6 +87,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       config.llm.apiKey,
       ...config.llm.fallbacks.map((f) => f.apiKey),
       config.http.webhookSecret,
+      ...Object.values(config.http.sources).map((s) => s.secret),
       config.database.authToken,
       config.auth.sso.google?.clientSecret,
       config.auth.sso.github?.clientSecret,
@@ -91,7 +97,18 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
   const memory = new MemoryService({ db: database.db, llm, log });
   const tools = new ToolRegistry();
-  for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm, memory })) tools.register(tool);
+  const callbackHosts = callbackAllowList(config, log);
+  // the job queue and the scheduler need the agent, which needs the tools: bound once they exist
+  let queue: JobQueue | undefined;
+  let scheduler: RoutineScheduler | undefined;
+  const routines = new Routines({
+    db: database.db,
+    changed: async (id) => scheduler?.changed(id),
+    kick: () => queue?.worker.kick(),
+    callbackHosts,
+    canSign: !!config.http.webhookSecret,
+  });
+  for (const tool of builtinTools({ config, paths: opts.paths, db: database.db, llm, memory, routines })) tools.register(tool);
   let publicUrl = "";
   // installed extensions (service extension install): their tools, credentials and OAuth gates
   const extensions = new ExtensionManager({
@@ -108,7 +125,13 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   // MCP tools register as their servers get ready; untrusted servers' tools ask first
   const mcp = new McpManager(config.mcpServers, tools, log);
   await extensions.load();
-  const policies = approvalPolicies(database.db, config, mcp.defaultPolicy, (tool) => tools.get(tool)?.ownerOnly === true);
+  // a tool's own default (mission_create asks), else its MCP server's; MCP servers scoped to the owner are denied to others
+  const policies = approvalPolicies(
+    database.db,
+    config,
+    (name) => tools.get(name)?.approval ?? mcp.defaultPolicy(name),
+    (tool) => tools.get(tool)?.ownerOnly === true,
+  );
   void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
   const agent = new Agent({
     db: database.db,
@@ -128,6 +151,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     notes: memory,
     log,
   });
+  // the durable job queue (webhook jobs and routine runs) and the routines' scheduler
+  const jobs = createJobQueue(config, database.db, agent, log, callbackHosts, { callbackDelaysMs: opts.callbackDelaysMs, retryDelaysMs: opts.jobRetryDelaysMs });
+  const ticks = new RoutineScheduler({ db: database.db, kick: () => jobs.worker.kick(), log });
+  queue = jobs;
+  scheduler = ticks;
   const auth = new Authenticator(database.db, token.token);
   const services: Services = {
     memory,
@@ -155,6 +183,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     log,
     mcp,
     extensions,
+    routines,
   };
 
   memory.start();
@@ -183,9 +212,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   publicUrl = url;
   const webhook = config.http.enabled
     ? await listening(() => (void server?.stop(true), closeAll()), "the webhook channel", config.http, "HTTP_PORT", () =>
-        startWebhookChannel(config, database.db, agent, log, { callbackDelaysMs: opts.callbackDelaysMs }),
+        startWebhookListener(config, database.db, jobs, log),
       )
     : undefined;
+  await jobs.start();
+  await ticks.start();
   mcp.start();
   extensions.start();
   if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
@@ -202,12 +233,13 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       stopping ??= (async () => {
         // stop listening; the promise resolves once every open response has been sent
         const drained = Promise.all([server?.stop(false), webhook?.server.stop(false)]);
-        const worker = webhook?.worker.stop();
+        ticks.stop();
+        // long polls are answered, no job starts, and the queue waits for the running ones
+        const queueStopped = jobs.stop();
         // let running turns finish for a moment, then cancel what is left; all of it is stored
         await settledWithin(agent.idle(), config.agent.shutdownGraceMs);
         await agent.cancelAll();
-        await worker;
-        await webhook?.callbacks.stop();
+        await queueStopped;
         await mcp.stop();
         await extensions.stop();
         await settledWithin(drained, 2_000);

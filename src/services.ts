@@ -13,6 +13,7 @@ import type { McpManager } from "./mcp/manager";
 import type { ExtensionManager } from "./extensions/manager";
 import type { ContextWindow } from "./llm/window";
 import type { BuildInfo } from "./version";
+import type { Routines } from "./routines/service";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -48,4 +49,6 @@ export interface Services {
   mcp?: McpManager;
   /** Installed extensions: their tools, credentials and OAuth flows (GET /api/extensions). */
   extensions?: ExtensionManager;
+  /** The users' routines: scheduled agent runs (`/api/routines`). */
+  routines: Routines;
 }

@@ -7,6 +7,7 @@ Usage:
   service status [options]    is serve running for this home? (exit 0 yes, 1 no)
   service doctor [options]    checks the home, config, database, LLM, ports, systemd unit
   service users <command>     list, create, suspend, activate, token, delete users
+  service routines <command>  list, add, show, runs, pause, resume, run, delete routines
   service extension <command> install, list, remove, enable, disable extensions; set-key
   service --help              this text; every command also takes --help
   service --version           print the version
@@ -14,7 +15,7 @@ Usage:
 Environment: SERVICE_HOME (default ~/.service), LLM_BASE_URL, LLM_API_KEY, LLM_MODEL,
 GATEWAY_HOST, GATEWAY_PORT, GATEWAY_AUTH_TOKEN, RESPONSES_API_REVISION, RESPONSES_RATE_LIMIT,
 DATABASE_URL, DATABASE_AUTH_TOKEN, HTTP_ENABLED, HTTP_HOST, HTTP_PORT, HTTP_WEBHOOK_SECRET,
-HTTP_CALLBACK_ALLOW_HOSTS, LOG_FORMAT, LOG_LEVEL.
+HTTP_CALLBACK_ALLOW_HOSTS, HTTP_JOB_CONCURRENCY, HTTP_JOB_MAX_ATTEMPTS, LOG_FORMAT, LOG_LEVEL.
 See README.md for the whole list.
 `;
 

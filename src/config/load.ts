@@ -124,6 +124,8 @@ export function envLayer(env: Env): ConfigLayer {
       port: int(env.HTTP_PORT, "HTTP_PORT"),
       webhookSecret: str(env.HTTP_WEBHOOK_SECRET),
       callbackAllowHosts: list(env.HTTP_CALLBACK_ALLOW_HOSTS),
+      jobConcurrency: int(env.HTTP_JOB_CONCURRENCY, "HTTP_JOB_CONCURRENCY"),
+      jobMaxAttempts: int(env.HTTP_JOB_MAX_ATTEMPTS, "HTTP_JOB_MAX_ATTEMPTS"),
     },
     responses: {
       revision: str(env.RESPONSES_API_REVISION)?.toUpperCase() as "A" | "B" | undefined,

@@ -4,6 +4,27 @@ import { McpServers } from "./mcp";
 export const ApprovalPolicy = Type.Union([Type.Literal("auto"), Type.Literal("ask"), Type.Literal("deny")]);
 export type ApprovalPolicy = Static<typeof ApprovalPolicy>;
 
+/** A named webhook source: `POST /webhook/{name}` with its own secret, verification and template (see channels/webhook/sources.ts). */
+export const WebhookSource = Type.Object(
+  {
+    secret: Type.String({ minLength: 16 }),
+    verify: Type.Union([Type.Literal("secret"), Type.Literal("github"), Type.Literal("gitea"), Type.Literal("standard")]),
+    /** Liquid templates over the delivery (`body`, `headers`, `event`, `source`) giving the job's fields. */
+    template: Type.Optional(
+      Type.Object(
+        { message: Type.Optional(Type.String()), user_id: Type.Optional(Type.String()), conversation_id: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
+    ),
+    /** The source's messages are the operator's own, not untrusted content (default false). */
+    trusted: Type.Optional(Type.Boolean()),
+    /** What of the owner's memory its jobs may use: `none` (default) or `read`. */
+    memory: Type.Optional(Type.Union([Type.Literal("none"), Type.Literal("read")])),
+  },
+  { additionalProperties: false },
+);
+export type WebhookSource = Static<typeof WebhookSource>;
+
 /**
  * The one shape of the service's configuration; `config.json` holds any part of it. Every key
  * carries a `description` and, when the environment can set it, its variable (`env`); the
@@ -96,6 +117,22 @@ export const ConfigSchema = Type.Object({
       callbackAllowHosts: Type.Array(Type.String(), {
         env: "HTTP_CALLBACK_ALLOW_HOSTS",
         description: "host names (`*.example.com`), IPs or CIDRs a job's `callback_url` may point at, each with an optional `:port` (without one, any port), comma-separated; empty refuses every callback",
+      }),
+      jobConcurrency: Type.Integer({
+        minimum: 1,
+        maximum: 64,
+        env: "HTTP_JOB_CONCURRENCY",
+        description: "jobs (webhook and routine) of different conversations that run at once; one conversation's jobs run in order",
+      }),
+      jobMaxAttempts: Type.Integer({
+        minimum: 1,
+        maximum: 20,
+        env: "HTTP_JOB_MAX_ATTEMPTS",
+        description: "runs of a job whose turn fails for a transient reason (the LLM unreachable, 429 or 5xx), 30 s, 2 min, then 10 min apart",
+      }),
+      sources: Type.Record(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" }), WebhookSource, {
+        description:
+          "named sources by name: `POST /webhook/{name}` with `{secret, verify: secret|github|gitea|standard, template: {message, user_id, conversation_id}, trusted, memory: none|read}`; see Webhook channel (config.json only)",
       }),
     },
     { description: "the webhook channel" },
@@ -267,7 +304,7 @@ export const DEFAULTS: Config = {
   database: {},
   gateway: { enabled: true, host: "127.0.0.1", port: 3000 },
   cli: { enabled: true },
-  http: { enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] },
+  http: { enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, sources: {} },
   responses: { revision: "B", rateLimit: 30 },
   agent: { maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 },
   mcp: { startWaitMs: 10_000 },

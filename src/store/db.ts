@@ -110,3 +110,13 @@ async function migrate(client: Client): Promise<void> {
     );
   }
 }
+
+/** Whether `e` (or what it wraps) is a unique or primary key violation: the row is there already. */
+export function uniqueViolation(e: unknown): boolean {
+  for (let cause = e, depth = 0; cause && depth < 5; cause = (cause as Error).cause, depth++) {
+    if (!(cause instanceof LibsqlError)) continue;
+    const code = (cause as LibsqlError & { extendedCode?: string }).extendedCode ?? cause.code;
+    return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || (code === "SQLITE_CONSTRAINT" && /UNIQUE|PRIMARY KEY/.test(cause.message));
+  }
+  return false;
+}

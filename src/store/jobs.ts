@@ -1,36 +1,98 @@
-import { and, asc, desc, eq, inArray, isNotNull } from "drizzle-orm";
-import type { Db } from "./db";
+import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { uniqueViolation, type Db, type StoreWrite } from "./db";
 import { items, jobs, responses, threads, type StoredError } from "./schema";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata"> &
-  Partial<Pick<JobRow, "callbackUrl" | "callbackStatus">>;
+  Partial<Pick<JobRow, "callbackUrl" | "callbackStatus" | "idempotencyKey" | "requestHash" | "trusted" | "memory">>;
 
-/** Stores a new job, queued; returns what was written (no read-back: this is the webhook's hot path). */
-export async function insertJob(db: Db, job: NewJob): Promise<NewJob & Pick<JobRow, "status" | "createdAt">> {
-  const row = { ...job, status: "queued" as const, createdAt: new Date().toISOString() };
-  await db.insert(jobs).values(row);
-  return row;
+/** How long an idempotency key holds: the same key after that is a new job. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** The lane of a job: its user, source, sender and conversation. Lanes run side by side, a lane's jobs in order. */
+export const laneOf = (j: Pick<JobRow, "userId" | "source" | "sender" | "conversationId">) =>
+  [j.userId, j.source, j.sender, j.conversationId].join("\u001f");
+
+/** A job as stored by insertJob (no read-back: this is the webhook's hot path). */
+export type Inserted = NewJob & Pick<JobRow, "status" | "createdAt" | "attempts">;
+
+/** The row a new job becomes; for a batch of the caller's own (a routine's run and its job). */
+export function jobValues(job: NewJob): Inserted & { lane: string } {
+  return { ...job, lane: laneOf(job), status: "queued", attempts: 0, createdAt: new Date().toISOString() };
+}
+
+/**
+ * Stores a new job, queued. With an idempotency key, the job of the same source and key
+ * stored in the last 24 h is answered instead (`replayed`), in one transaction with the
+ * key's expiry, so concurrent requests with one key make one job.
+ */
+export async function insertJob(db: Db, job: NewJob): Promise<{ job: Inserted | JobRow; replayed: boolean }> {
+  const row = jobValues(job);
+  if (!job.idempotencyKey) {
+    await db.insert(jobs).values(row);
+    return { job: row, replayed: false };
+  }
+  const key = and(eq(jobs.source, job.source), eq(jobs.idempotencyKey, job.idempotencyKey));
+  const cutoff = new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // a key older than the window is let go first, so the new job may take it
+      await db.batch([db.update(jobs).set({ idempotencyKey: null }).where(and(key, lt(jobs.createdAt, cutoff))), db.insert(jobs).values(row)]);
+      return { job: row, replayed: false };
+    } catch (e) {
+      if (!uniqueViolation(e)) throw e;
+      const first = (await db.select().from(jobs).where(key).limit(1))[0];
+      // gone in between (expired and taken by nobody): try once more
+      if (first || attempt > 0) {
+        if (!first) throw e;
+        return { job: first, replayed: true };
+      }
+    }
+  }
 }
 
 export async function getJob(db: Db, id: string): Promise<JobRow | undefined> {
   return (await db.select().from(jobs).where(eq(jobs.id, id)).limit(1))[0];
 }
 
+export async function getJobs(db: Db, ids: string[]): Promise<JobRow[]> {
+  return ids.length ? db.select().from(jobs).where(inArray(jobs.id, ids)) : [];
+}
+
 export async function listJobs(db: Db, userId: string, limit = 100): Promise<JobRow[]> {
   return db.select().from(jobs).where(eq(jobs.userId, userId)).orderBy(desc(jobs.seq)).limit(limit);
 }
 
-/** The oldest queued job: jobs run in the order they were accepted. */
-export async function nextQueuedJob(db: Db): Promise<JobRow | undefined> {
-  return (await db.select().from(jobs).where(eq(jobs.status, "queued")).orderBy(asc(jobs.seq)).limit(1))[0];
+/**
+ * Takes the oldest job that may run now and marks it running, in one statement: queued, due
+ * (not waiting out a retry delay), and first of its lane, with nothing of its lane running.
+ */
+export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | undefined> {
+  const startedAt = new Date(now).toISOString();
+  const rows = await db
+    .update(jobs)
+    .set({ status: "running", startedAt, attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null })
+    .where(
+      and(
+        eq(jobs.status, "queued"),
+        eq(
+          jobs.seq,
+          sql`(SELECT j.seq FROM jobs j
+            WHERE j.status = 'queued' AND (j.next_attempt_at IS NULL OR j.next_attempt_at <= ${now})
+              AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.lane = j.lane AND e.seq <> j.seq
+                AND (e.status = 'running' OR (e.status = 'queued' AND e.seq < j.seq)))
+            ORDER BY j.seq LIMIT 1)`,
+        ),
+      ),
+    )
+    .returning();
+  return rows[0];
 }
 
-export async function markRunning(db: Db, job: JobRow): Promise<void> {
-  await db
-    .update(jobs)
-    .set({ status: "running", startedAt: new Date().toISOString(), attempts: job.attempts + 1 })
-    .where(eq(jobs.id, job.id));
+/** When the earliest job waiting out a retry delay is due (ms since the epoch), if any (only those have a next attempt time). */
+export async function nextRetryAt(db: Db): Promise<number | undefined> {
+  const row = (await db.select({ at: sql<number | null>`min(${jobs.nextAttemptAt})` }).from(jobs))[0];
+  return row?.at ?? undefined;
 }
 
 /** Jobs that were running when the process died go back to the queue, ahead of newer ones. */
@@ -39,48 +101,71 @@ export async function requeueInterrupted(db: Db): Promise<number> {
   return rows.length;
 }
 
-/** The thread of an earlier job of the same conversation, if one got that far. */
-export async function conversationThread(db: Db, j: Pick<JobRow, "userId" | "sender" | "conversationId">): Promise<string | undefined> {
+/**
+ * The thread of an earlier job of the same conversation, if one got that far. A conversation
+ * is its lane: the same user, source and sender, so one sender never reaches another's thread.
+ */
+export async function conversationThread(db: Db, j: Pick<JobRow, "userId" | "source" | "sender" | "conversationId">): Promise<string | undefined> {
   const row = (
     await db
       .select({ threadId: jobs.threadId })
       .from(jobs)
-      .where(and(eq(jobs.userId, j.userId), eq(jobs.sender, j.sender), eq(jobs.conversationId, j.conversationId), isNotNull(jobs.threadId)))
+      .where(and(eq(jobs.lane, laneOf(j)), isNotNull(jobs.threadId)))
       .orderBy(desc(jobs.seq))
       .limit(1)
   )[0];
   return row?.threadId ?? undefined;
 }
 
-/** The statement that finishes a job; run in the same batch as the turn it ran. */
-export function finishJobStatement(
-  db: Db,
-  id: string,
-  outcome: { status: "completed" | "failed" | "queued"; threadId: string | null; responseId: string | null; response: string | null; error: StoredError | null },
-) {
-  return db
-    .update(jobs)
-    .set({
-      status: outcome.status,
-      threadId: outcome.threadId,
-      responseId: outcome.responseId,
-      response: outcome.response,
-      error: outcome.error,
-      completedAt: outcome.status === "queued" ? null : new Date().toISOString(),
-    })
-    .where(eq(jobs.id, id));
+export type JobOutcome =
+  | { status: "completed" | "failed"; threadId: string | null; responseId: string | null; response: string | null; error: StoredError | null }
+  /** Back to the queue: at once (a shutdown), or after a delay with the error that caused it (a transient failure). */
+  | { status: "queued"; threadId: string | null; error: StoredError | null; nextAttemptAt: number | null };
+
+/** The statement that finishes a job (or queues it again); run in the same batch as the turn it ran. */
+export function finishJobStatement(db: Db, id: string, outcome: JobOutcome) {
+  const set =
+    outcome.status === "queued"
+      ? { status: outcome.status, threadId: outcome.threadId, responseId: null, response: null, error: outcome.error, nextAttemptAt: outcome.nextAttemptAt, completedAt: null }
+      : { ...outcome, completedAt: new Date().toISOString() };
+  return db.update(jobs).set(set).where(eq(jobs.id, id));
 }
 
 /**
  * Statements that undo a turn in the batch that commits it: its items and response, and the
- * thread too when the turn created it. For a job cut short by a shutdown, which runs again.
+ * thread too when the turn created it. For a job that runs again (cut short by a shutdown, or
+ * failed for a transient reason).
  */
-export function discardTurnStatements(db: Db, responseId: string, newThreadId: string | undefined) {
+export function discardTurnStatements(db: Db, responseId: string, newThreadId: string | undefined): StoreWrite[] {
   return [
     db.delete(items).where(eq(items.responseId, responseId)),
     db.delete(responses).where(eq(responses.id, responseId)),
     ...(newThreadId ? [db.delete(threads).where(eq(threads.id, newThreadId))] : []),
   ];
+}
+
+/**
+ * Queues a failed job again (`POST /jobs/{id}/retry`): its attempts start over, and its
+ * callback, if it has one, is delivered again when it ends. Undefined when it is not failed.
+ */
+export async function retryFailedJob(db: Db, id: string): Promise<JobRow | undefined> {
+  const rows = await db
+    .update(jobs)
+    .set({
+      status: "queued",
+      attempts: 0,
+      nextAttemptAt: null,
+      response: null,
+      responseId: null,
+      error: null,
+      completedAt: null,
+      callbackStatus: sql`CASE WHEN ${jobs.callbackUrl} IS NULL THEN NULL ELSE 'pending' END`,
+      callbackAttempts: 0,
+      callbackNextAt: null,
+    })
+    .where(and(eq(jobs.id, id), eq(jobs.status, "failed")))
+    .returning();
+  return rows[0];
 }
 
 /** Where a job's callback stands after an attempt. */

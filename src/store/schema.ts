@@ -150,6 +150,21 @@ export const jobs = sqliteTable(
     message: text("message").notNull(),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
     status: text("status", { enum: ["queued", "running", "completed", "failed"] }).notNull(),
+    /**
+     * Jobs of one lane run one at a time, in order; lanes run side by side (HTTP_JOB_CONCURRENCY).
+     * A lane is a conversation: the user, the source, the sender and the conversation id.
+     */
+    lane: text("lane").notNull().default(""),
+    /** `Idempotency-Key` (or `webhook-id`, a delivery id): one job per key and source within 24 h. */
+    idempotencyKey: text("idempotency_key"),
+    /** SHA-256 of the request body the key came with: the same key with another body is refused. */
+    requestHash: text("request_hash"),
+    /** A job queued again after a transient failure waits until then (ms since the epoch). */
+    nextAttemptAt: integer("next_attempt_at"),
+    /** Whether the job's message is the operator's own (`/webhook`, routines) or untrusted content (a named source unless configured `trusted`). */
+    trusted: integer("trusted", { mode: "boolean" }).notNull().default(true),
+    /** What of the user's memory the job's turn may use: `full`, `read` (read only) or `none` (named sources' `memory` setting). */
+    memory: text("memory", { enum: ["full", "read", "none"] }).notNull().default("full"),
     response: text("response"),
     responseId: text("response_id"),
     error: text("error", { mode: "json" }).$type<StoredError>(),
@@ -168,9 +183,64 @@ export const jobs = sqliteTable(
     uniqueIndex("jobs_id").on(t.id),
     index("jobs_status").on(t.status, t.seq),
     index("jobs_user").on(t.userId, t.seq),
-    index("jobs_conversation").on(t.userId, t.sender, t.conversationId),
     index("jobs_callback").on(t.callbackStatus),
+    index("jobs_lane").on(t.lane, t.status, t.seq),
+    index("jobs_retry").on(t.nextAttemptAt),
+    uniqueIndex("jobs_idempotency").on(t.source, t.idempotencyKey),
   ],
+);
+
+/** Scheduled agent runs of a user (see src/routines/). */
+export const routines = sqliteTable(
+  "routines",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull(),
+    name: text("name").notNull(),
+    /** A 5-field cron expression or `@daily`…, `every <n>s|m|h|d`, or `at <ISO 8601 time>`. */
+    schedule: text("schedule").notNull(),
+    /** The IANA time zone a cron expression (and an `at` time without an offset) is read in. */
+    timezone: text("timezone").notNull(),
+    prompt: text("prompt").notNull(),
+    /** `new`: each run starts a conversation; `same`: every run continues the routine's one conversation. */
+    conversation: text("conversation", { enum: ["new", "same"] }).notNull(),
+    callbackUrl: text("callback_url"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    /** What ticks missed while the service was down become: all skipped, one run, or each run (at most 10). */
+    catchUp: text("catch_up", { enum: ["skip", "one", "all"] }).notNull(),
+    /** Where `every` counts from (ms since the epoch): its ticks are anchor + k × interval. */
+    anchorAt: integer("anchor_at").notNull(),
+    /** The next tick not yet recorded (ms since the epoch); null when paused or when an `at` has passed. */
+    nextRunAt: integer("next_run_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("routines_user").on(t.userId), index("routines_due").on(t.enabled, t.nextRunAt)],
+);
+
+/**
+ * One record per due tick of a routine (or per "run now"): ran (with its job) or skipped (with
+ * the reason). The unique key makes a tick fire once, whatever restarts or replicas do.
+ */
+export const routineRuns = sqliteTable(
+  "routine_runs",
+  {
+    id: text("id").primaryKey(),
+    routineId: text("routine_id")
+      .notNull()
+      .references(() => routines.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    /** The tick's time (ms since the epoch); for a run asked for by hand, when it was asked. */
+    scheduledFor: integer("scheduled_for").notNull(),
+    trigger: text("trigger", { enum: ["schedule", "manual"] }).notNull(),
+    /** When the run was recorded (its job queued), ISO 8601. */
+    startedAt: text("started_at").notNull(),
+    outcome: text("outcome", { enum: ["ran", "skipped"] }).notNull(),
+    /** Why a tick was skipped: `missed` (the service was down), `overlap` (the previous run was still going). */
+    reason: text("reason"),
+    jobId: text("job_id"),
+  },
+  (t) => [uniqueIndex("routine_runs_tick").on(t.routineId, t.trigger, t.scheduledFor), index("routine_runs_user").on(t.userId)],
 );
 
 /** Workspace memory: one text document per user and path (see src/memory/). */

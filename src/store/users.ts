@@ -85,7 +85,7 @@ export async function replaceTokens(db: Db, userId: string, token: { id: string;
  * Deletes a user and everything stored for them, in one transaction: threads (with their
  * responses, items and gates), memory (documents, chunks, their full-text entries through the
  * triggers, vectors of every dimension count), jobs, tool policies, extension credentials and
- * OAuth flows under way, tokens, SSO sessions and identities, what the agent wrote in the user's files and the egress log. `vectorDims` lists the memory vector tables.
+ * OAuth flows under way, routines and their runs, tokens, SSO sessions and identities, what the agent wrote in the user's files and the egress log. `vectorDims` lists the memory vector tables.
  */
 export async function deleteUserData(db: Db, userId: string, vectorDims: number[]): Promise<void> {
   const byUser = (table: string) => ({ sql: `DELETE FROM ${table} WHERE user_id = ?`, args: [userId] });
@@ -99,6 +99,8 @@ export async function deleteUserData(db: Db, userId: string, vectorDims: number[
       byUser("responses"),
       byUser("threads"),
       byUser("jobs"),
+      // their runs go with them (ON DELETE CASCADE)
+      byUser("routines"),
       byUser("tool_policies"),
       byUser("agent_files"),
       byUser("egress_log"),

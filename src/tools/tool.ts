@@ -1,4 +1,5 @@
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { ApprovalPolicy } from "../config/schema";
 
 export interface ToolContext {
   userId: string;
@@ -56,6 +57,8 @@ export interface Tool<P extends TSchema = TSchema> {
   confirm?(args: Static<P>, ctx: ToolContext): Promise<Confirmation | undefined>;
   /** Only the instance owner's turns may use it (an MCP server scoped to the owner). */
   ownerOnly?: boolean;
+  /** The approval policy when the operator sets none (`tools.approval`); `auto` when left out. */
+  approval?: ApprovalPolicy;
 }
 
 export function defineTool<P extends TSchema>(tool: Tool<P>): Tool<P> {

@@ -3,6 +3,7 @@ import { ChatClient } from "../gateway/client/http";
 import { Editor } from "./editor";
 import { Layout, type Focus } from "./layout";
 import { redirectConsole } from "./log";
+import { routinesNotice } from "./routines";
 import { ChatSession } from "./session";
 import { statusLine, threadLines } from "./status";
 import { openTerminal, type Terminal } from "./terminal";
@@ -177,6 +178,10 @@ class ChatApp {
     if (text.trim().toLowerCase() === "/compact") {
       this.#editor.clear();
       return this.#session.compact();
+    }
+    if (text.trim().toLowerCase() === "/routines") {
+      this.#editor.clear();
+      return this.#session.notice(await routinesNotice(this.#session.client));
     }
     if (!this.#session.canSend()) return;
     this.#editor.clear();

@@ -32,6 +32,9 @@ const ROUTES = [
   "POST /api/chat/approvals/:thread_id",
   "POST /api/memory/write",
   "POST /api/extensions/:name/key",
+  "POST /api/routines",
+  "POST /api/routines/preview",
+  "PATCH /api/routines/:id",
 ];
 
 const nested = (depth: number, inner = "1") => "[".repeat(depth) + inner + "]".repeat(depth);

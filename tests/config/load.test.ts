@@ -83,7 +83,7 @@ describe("layering", () => {
     const config = loadConfig(home(), {});
     expect(config).toEqual(DEFAULTS);
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
-    expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [] });
+    expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, sources: {} });
     // no window: it is read from the LLM server at start (src/llm/window.ts), else 32768
     expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true });
     expect("contextWindow" in config.llm).toBe(false);
@@ -162,6 +162,8 @@ describe("layering", () => {
       LLM_COMPACTION_MODEL: "small",
       LLM_MEMORY_FLUSH: "false",
       HTTP_CALLBACK_ALLOW_HOSTS: "nas.lan, 10.0.0.0/8",
+      HTTP_JOB_CONCURRENCY: "2",
+      HTTP_JOB_MAX_ATTEMPTS: "5",
       TURN_TIMEOUT_S: "90",
       SHUTDOWN_GRACE_MS: "250",
       MCP_START_WAIT_MS: "2500",
@@ -183,7 +185,16 @@ describe("layering", () => {
       database: { url: "libsql://x", authToken: "dbt" },
       gateway: { enabled: false, host: "0.0.0.0", port: 0, authToken: "gw" },
       cli: { enabled: false },
-      http: { enabled: true, host: "127.0.0.1", port: 9090, webhookSecret: "s", callbackAllowHosts: ["nas.lan", "10.0.0.0/8"] },
+      http: {
+        enabled: true,
+        host: "127.0.0.1",
+        port: 9090,
+        webhookSecret: "s",
+        callbackAllowHosts: ["nas.lan", "10.0.0.0/8"],
+        jobConcurrency: 2,
+        jobMaxAttempts: 5,
+        sources: {},
+      },
       responses: { revision: "A", rateLimit: 0, turnTimeoutS: 300 },
       agent: { maxSteps: 5, turnTimeoutS: 90, shutdownGraceMs: 250 },
       mcp: { startWaitMs: 2500 },

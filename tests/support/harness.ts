@@ -36,6 +36,7 @@ export async function startTestService(
     turnTimeoutMs?: number;
     keepHome?: string;
     callbackDelaysMs?: number[];
+    jobRetryDelaysMs?: number[];
     busyTimeoutMs?: number;
     /** Written to the home's config.json before the service starts. */
     configJson?: unknown;
@@ -70,7 +71,7 @@ export async function startTestService(
       logs.push(JSON.parse(line).msg);
     },
   });
-  const service = await startService({ paths: servicePaths(env), env, log, turnTimeoutMs: opts.turnTimeoutMs, callbackDelaysMs: opts.callbackDelaysMs, busyTimeoutMs: opts.busyTimeoutMs });
+  const service = await startService({ paths: servicePaths(env), env, log, turnTimeoutMs: opts.turnTimeoutMs, callbackDelaysMs: opts.callbackDelaysMs, jobRetryDelaysMs: opts.jobRetryDelaysMs, busyTimeoutMs: opts.busyTimeoutMs });
   const url = service.url;
 
   const api: TestService["api"] = (path, init = {}) => {

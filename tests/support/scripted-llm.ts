@@ -381,7 +381,15 @@ if (import.meta.main) {
   };
   const llm = await startScriptedLLM({ port: Number(flag("--port") ?? 0), record: !args.includes("--no-record") });
   const answer = flag("--answer");
-  if (answer !== undefined) llm.respondWith(() => ({ text: answer }));
+  // --slow TEXT=MS: a request whose last message contains TEXT is answered after MS (a model at work)
+  const [slowText, slowMs] = (flag("--slow") ?? "").split("=");
+  if (answer !== undefined || slowText) {
+    llm.respondWith((body) => {
+      const step = answer !== undefined ? { text: answer } : echoStep(body);
+      const last = JSON.stringify(body?.messages?.at(-1)?.content ?? "");
+      return slowText && last.includes(slowText) ? { ...step, delayMs: Number(slowMs) } : step;
+    });
+  }
   console.log(`scripted-llm listening on ${llm.url}`);
   const stop = () => llm.close().then(() => process.exit(0));
   process.on("SIGTERM", stop);

@@ -2,12 +2,12 @@
 // signed with the webhook secret, and retried with backoff until a 2xx answer or the last
 // attempt. The state lives in the job's row, so deliveries survive a restart.
 import { BlockList, isIP } from "node:net";
-import { createHmac } from "node:crypto";
 import { ConfigError } from "../../errors";
 import type { Logger } from "../../log";
 import type { Db } from "../../store/db";
 import { getJob, pendingCallbacks, setCallbackState, type JobRow } from "../../store/jobs";
 import { jobRecord } from "./record";
+import { hubSignature, standardHeaders } from "./signatures";
 
 /** Pauses between attempts: 6 attempts over 8 minutes. */
 export const CALLBACK_DELAYS_MS = [5_000, 15_000, 45_000, 120_000, 300_000];
@@ -95,9 +95,6 @@ export function callbackUrlProblem(value: string, allow: CallbackAllowList): str
   return undefined;
 }
 
-/** The signature header's value: `sha256=` and the hex HMAC-SHA256 of the body with the webhook secret. */
-export const signature = (body: string, secret: string) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
-
 export interface CallbackDeps {
   db: Db;
   secret: string;
@@ -122,12 +119,9 @@ export class CallbackSender {
     for (const job of await pendingCallbacks(this.d.db)) this.#schedule(job.id, (job.callbackNextAt ?? 0) - Date.now());
   }
 
-  /** A job ended: its log line, then its callback if it has one. */
-  async jobEnded(id: string): Promise<void> {
-    const job = await getJob(this.d.db, id);
-    if (!job || (job.status !== "completed" && job.status !== "failed")) return;
-    logJob(this.d.log, job);
-    if (job.callbackStatus === "pending") this.#schedule(id, 0);
+  /** A job ended: its callback, if it has one, goes now. */
+  jobEnded(job: JobRow): void {
+    if (job.callbackStatus === "pending") this.#schedule(job.id, 0);
   }
 
   /** Stops sending; what is still pending is picked up by the next start. */
@@ -176,8 +170,10 @@ export class CallbackSender {
         headers: {
           "content-type": "application/json",
           "user-agent": this.d.userAgent,
-          "x-webhook-signature": signature(body, this.d.secret),
+          "x-webhook-signature": hubSignature(body, this.d.secret),
           "x-webhook-job-id": id,
+          // Standard Webhooks: one message per end of the job, the same id on every attempt
+          ...standardHeaders(`msg_${id}_${Date.parse(job.completedAt ?? "") || 0}`, body, this.d.secret),
         },
         body,
         redirect: "manual",
@@ -208,7 +204,7 @@ export class CallbackSender {
 }
 
 /** The one line per job: ids, status, duration and, when it failed, the error code. */
-function logJob(log: Logger, j: JobRow): void {
+export function logJob(log: Logger, j: JobRow): void {
   const error = j.error ?? undefined;
   log[j.status === "failed" ? "warn" : "info"]("job", {
     job_id: j.id,

@@ -1,40 +1,24 @@
-import type { Agent } from "../../agent/turns";
 import { RateLimiter } from "../../auth/rate-limit";
 import type { Config } from "../../config/schema";
 import type { Logger } from "../../log";
 import type { Db } from "../../store/db";
-import { clientIps, webhookApp } from "./app";
-import { CallbackAllowList, CallbackSender } from "./callbacks";
-import { JobWorker } from "./worker";
-import { VERSION } from "../../version";
+import { clientIps, MAX_WAIT_S, webhookApp } from "./app";
+import type { JobQueue } from "./queue";
+import { compileSources } from "./sources";
 
 const WEBHOOK_RATE_PER_MINUTE = 60;
 
-/** The webhook channel on its own listener (HTTP_HOST:HTTP_PORT), with its job worker. */
-export async function startWebhookChannel(config: Config, db: Db, agent: Agent, log: Logger, opts: { callbackDelaysMs?: number[] } = {}) {
-  const callbackHosts = new CallbackAllowList(config.http.callbackAllowHosts);
-  const callbacks = new CallbackSender({
-    db,
-    secret: config.http.webhookSecret!,
-    allow: callbackHosts,
-    log,
-    delaysMs: opts.callbackDelaysMs,
-    userAgent: `service/${VERSION}`,
-  });
-  const worker = new JobWorker({
-    db,
-    agent,
-    log,
-    turnTimeoutMs: config.agent.turnTimeoutS * 1000,
-    ended: (id) => void callbacks.jobEnded(id).catch((e) => log.error("job", { job_id: id, error: e })),
-  });
+/** The webhook channel's listener (HTTP_HOST:HTTP_PORT), in front of the job queue. */
+export function startWebhookListener(config: Config, db: Db, queue: JobQueue, log: Logger) {
   const app = webhookApp({
     db,
-    worker,
+    worker: queue.worker,
+    watch: queue.watch,
     secret: config.http.webhookSecret!,
     limiter: new RateLimiter(WEBHOOK_RATE_PER_MINUTE),
     log,
-    callbackHosts,
+    callbackHosts: queue.callbackHosts,
+    sources: compileSources(config.http.sources),
   });
   const server = Bun.serve({
     hostname: config.http.host,
@@ -44,9 +28,9 @@ export async function startWebhookChannel(config: Config, db: Db, agent: Agent, 
       return app.fetch(request);
     },
     maxRequestBodySize: 16 * 1024 * 1024,
+    // a long poll (GET /jobs/{id}?wait=60) is silent for its whole wait
+    idleTimeout: MAX_WAIT_S + 15,
   });
-  await worker.start();
-  await callbacks.start();
   const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
-  return { server, worker, callbacks, url: `http://${host}:${server.port}` };
+  return { server, url: `http://${host}:${server.port}` };
 }

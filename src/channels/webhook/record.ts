@@ -10,9 +10,15 @@ export function jobRecord(j: JobRow) {
     user_id: j.sender,
     conversation_id: j.conversationId,
     source: j.source,
+    /** The runs it has started: more than one after a transient failure (the LLM away) or a restart. */
+    attempts: j.attempts,
+    ...(j.status === "queued" && j.nextAttemptAt !== null ? { next_attempt_at: new Date(j.nextAttemptAt).toISOString() } : {}),
     created_at: j.createdAt,
     ...(j.startedAt ? { started_at: j.startedAt } : {}),
     ...(j.completedAt ? { completed_at: j.completedAt } : {}),
     ...(j.callbackStatus ? { callback: { status: j.callbackStatus, attempts: j.callbackAttempts } } : {}),
   };
 }
+
+/** A job that has ended: its record no longer changes (but for its callback). */
+export const jobEnded = (j: Pick<JobRow, "status">) => j.status === "completed" || j.status === "failed";

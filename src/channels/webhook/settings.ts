@@ -1,5 +1,6 @@
 import type { Config } from "../../config/schema";
 import { CallbackAllowList } from "./callbacks";
+import { compileSources } from "./sources";
 
 /** A shorter webhook secret can be guessed: refused. */
 export const MIN_WEBHOOK_SECRET = 16;
@@ -12,6 +13,11 @@ export const MIN_WEBHOOK_SECRET = 16;
 export function webhookConfigProblem(config: Config): string | undefined {
   try {
     new CallbackAllowList(config.http.callbackAllowHosts);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  try {
+    compileSources(config.http.sources);
   } catch (e) {
     return (e as Error).message;
   }

@@ -5,6 +5,7 @@ import { api, checkToken, onUnauthorized } from "./api";
 import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
+import { RoutinesView } from "./routines-view";
 import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
 import { endSession, ssoButtons } from "./sso";
 
@@ -18,11 +19,13 @@ class Shell {
   readonly el: HTMLElement;
   readonly chat = new ChatView(new ChatModel());
   readonly memory = new MemoryView();
+  readonly routines = new RoutinesView();
   #screen = h("main", { class: "screen-host" });
   #conn = h("span", { class: "conn", role: "status", "aria-live": "polite" });
   #nav = {
     chat: h("a", { href: "/", text: "Chat" }),
     memory: h("a", { href: "/memory", text: "Memory" }),
+    routines: h("a", { href: "/routines", text: "Routines" }),
   };
   #events = new AbortController();
   /** The event stream has been open once: opening it again means events may have been missed. */
@@ -35,11 +38,11 @@ class Shell {
         if (e.metaKey || e.ctrlKey || e.shiftKey) return;
         e.preventDefault();
         const onMemory = location.pathname === "/memory";
-        if ((name === "memory") === onMemory) return;
+        if (name === screenOf(location.pathname)) return;
         if (onMemory && !this.memory.confirmLeave()) return;
         // back to the conversation that was open before
         const thread = this.chat.current;
-        history.pushState(null, "", name === "memory" ? "/memory" : thread ? `/?thread=${encodeURIComponent(thread)}` : "/");
+        history.pushState(null, "", name === "chat" ? (thread ? `/?thread=${encodeURIComponent(thread)}` : "/") : `/${name}`);
         void this.route();
       });
     }
@@ -50,7 +53,7 @@ class Shell {
         "header",
         { class: "topbar" },
         h("a", { class: "brand", href: "/", "aria-label": "service home" }, h("span", { class: "logo", "aria-hidden": "true" }), "service"),
-        h("nav", { class: "tabs", "aria-label": "Main" }, this.#nav.chat, this.#nav.memory),
+        h("nav", { class: "tabs", "aria-label": "Main" }, this.#nav.chat, this.#nav.memory, this.#nav.routines),
         this.#conn,
         h("button", { type: "button", class: "ghost signout", text: "Sign out", onclick: () => this.#signOut() }),
       ),
@@ -68,12 +71,15 @@ class Shell {
 
   async route(): Promise<void> {
     const params = new URLSearchParams(location.search);
-    const onMemory = location.pathname === "/memory";
-    for (const [link, active] of [[this.#nav.chat, !onMemory], [this.#nav.memory, onMemory]] as const) {
-      if (active) link.setAttribute("aria-current", "page");
+    const screen = screenOf(location.pathname);
+    for (const [name, link] of Object.entries(this.#nav)) {
+      if (name === screen) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
-    if (onMemory) {
+    if (screen === "routines") {
+      fill(this.#screen, this.routines.el);
+      await this.routines.open(params.get("id"));
+    } else if (screen === "memory") {
       fill(this.#screen, this.memory.el);
       if (!this.#memoryLoaded) {
         this.#memoryLoaded = true;
@@ -113,6 +119,9 @@ class Shell {
     signedOut("You are signed out.");
   }
 }
+
+/** Which screen a path shows. */
+const screenOf = (path: string) => (path === "/memory" ? "memory" : path === "/routines" ? "routines" : "chat");
 
 let shell: Shell | undefined;
 

@@ -10,6 +10,8 @@ import { agentFileRecords } from "../../store/agent-files";
 import { webFetchTool } from "./web-fetch";
 import { webSearchTool } from "./web-search";
 import { toolSearchTool } from "./tool-search";
+import { missionTools } from "./missions";
+import type { Routines } from "../../routines/service";
 
 export interface BuiltinDeps {
   config: Config;
@@ -17,6 +19,8 @@ export interface BuiltinDeps {
   db: Db;
   llm: Llm;
   memory: MemoryService;
+  /** The user's routines, for the mission tools. */
+  routines: Routines;
 }
 
 /** Every built-in tool, registered at start-up; their names are registered actions. */
@@ -26,6 +30,7 @@ export function builtinTools(deps: BuiltinDeps): Tool[] {
     ...fileTools(deps.paths, deps.db && agentFileRecords(deps.db)),
     webFetchTool(web),
     ...memoryTools(deps.memory),
+    ...missionTools(deps.routines),
     // web_search exists only with a SearXNG instance to ask
     ...(web.searchUrl ? [webSearchTool(web.searchUrl)] : []),
     // offered only when the tools are too many for the context window (agent/offer.ts)

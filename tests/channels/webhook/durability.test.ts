@@ -200,7 +200,8 @@ describe("webhook jobs across restarts of the binary", () => {
 
     const first = await serve(home, { SHUTDOWN_GRACE_MS: "200" });
     const ids: string[] = [];
-    for (const message of messages) ids.push(await postJob(first, { user_id: "ops", message }));
+    // one conversation: B waits behind A
+    for (const message of messages) ids.push(await postJob(first, { user_id: "ops", message, conversation_id: "graceful" }));
     await llm.waitForRequests(1);
     first.proc.kill("SIGTERM");
     // the running turn gets the shutdown grace, is then cancelled, and its job re-queued

@@ -86,7 +86,8 @@ const hmac = (body: string | Uint8Array, secret = SECRET) => `sha256=${createHma
 describe("webhook jobs", () => {
   let t: TestService;
   beforeAll(async () => {
-    t = await startTestService({ env: webhookEnv() });
+    // one lane at a time, as the spec's queue: lanes side by side are tested in lanes.test.ts
+    t = await startTestService({ env: webhookEnv({ HTTP_JOB_CONCURRENCY: "1" }) });
   });
   afterAll(() => t.stop());
 
@@ -272,7 +273,8 @@ describe("webhook jobs", () => {
 
   test("a failing LLM call fails the job with error code llm_error; the next job runs", async () => {
     t.llm.reset();
-    t.llm.enqueue({ error: { status: 500, message: "upstream exploded" } }, { text: "fine again" });
+    // a request the provider refuses is no transient failure: the job is not run again (retries.test.ts)
+    t.llm.enqueue({ error: { status: 400, message: "upstream refused" } }, { text: "fine again" });
     const bad = await accept(t, { user_id: "dave", message: "this fails" });
     const good = await accept(t, { user_id: "dave", message: "this works" });
     await t.llm.waitForRequests(2);

@@ -1,0 +1,36 @@
+import { Elysia } from "elysia";
+import { InvalidRequest } from "../errors";
+import { authedJson, requireAuth } from "../http/auth";
+import type { Services } from "../services";
+import { MAX_RUNS_LISTED } from "./service";
+import { PreviewRequest, RoutineCreate, RoutinePatch } from "./wire";
+
+/** `/api/routines…`: the caller's own routines; another user's is a 404. */
+export function routineRoutes(s: Services) {
+  const routines = s.routines;
+  return new Elysia({ name: "routines" })
+    .use(requireAuth(s))
+    .get("/api/routines", async ({ principal }) => ({ routines: await routines.list(principal.userId) }))
+    .post("/api/routines", async ({ body, principal }) => Response.json(await routines.create(principal.userId, body), { status: 201 }), {
+      parse: authedJson(s),
+      body: RoutineCreate,
+    })
+    .post("/api/routines/preview", ({ body }) => routines.preview(body.schedule, body.timezone), { parse: authedJson(s), body: PreviewRequest })
+    .get("/api/routines/:id", ({ params, principal }) => routines.get(principal.userId, params.id))
+    .patch("/api/routines/:id", ({ params, body, principal }) => routines.update(principal.userId, params.id, body), {
+      parse: authedJson(s),
+      body: RoutinePatch,
+    })
+    .delete("/api/routines/:id", async ({ params, principal }) => {
+      await routines.remove(principal.userId, params.id);
+      return new Response(null, { status: 204 });
+    })
+    .post("/api/routines/:id/run", async ({ params, principal }) => Response.json({ run: await routines.runNow(principal.userId, params.id) }, { status: 202 }))
+    .get("/api/routines/:id/runs", async ({ params, principal, request }) => {
+      const raw = new URL(request.url).searchParams.get("limit");
+      if (raw !== null && (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_RUNS_LISTED)) {
+        throw new InvalidRequest(`\`limit\` must be an integer from 1 to ${MAX_RUNS_LISTED}.`, "invalid_limit");
+      }
+      return { runs: await routines.runs(principal.userId, params.id, raw === null ? 20 : Number(raw)) };
+    });
+}
