@@ -56,6 +56,12 @@ export interface TurnRequest {
    * Responses API), a turn that reaches an approval gate fails with approval_required.
    */
   surfacesGates?: boolean;
+  /**
+   * What of the user's workspace memory the turn may use: `full` (the default), `read` (no
+   * memory_write) or `none` (no memory tools, and USER.md is left out of the system prompt):
+   * a named webhook source's `memory` setting.
+   */
+  memory?: "full" | "read" | "none";
 }
 
 /** A turn the agent accepted: what a channel knows of it before it ends. */

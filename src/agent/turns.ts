@@ -244,7 +244,7 @@ export class Agent {
    * is stored.
    */
   async #context(
-    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools" | "store">,
+    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools" | "store" | "memory">,
     threadId: string,
     rows: ThreadContextRows | undefined,
     gate: Gate | undefined,
@@ -255,7 +255,7 @@ export class Agent {
     check = true,
   ): Promise<Pick<Prepared, "context" | "input" | "policy"> & { offered: ToolSpec[] }> {
     const { deps } = this;
-    const policy = await deps.policies(req.userId);
+    const policy = withMemory(await deps.policies(req.userId), req.memory);
     const context = new ThreadContext(
       {
         llm: deadline ? { ...deps.llm, stream: (r) => deps.llm.stream({ ...r, deadline: r.deadline ?? deadline }) } : deps.llm,
@@ -271,7 +271,7 @@ export class Agent {
       {
         threadId,
         userId: req.userId,
-        system: systemPrompt(await deps.identity(req.userId)),
+        system: systemPrompt((await deps.identity(req.userId)).filter((d) => req.memory !== "none" || d.path !== "USER.md")),
         compaction: rows?.compaction,
         history: rows?.history ?? [],
         nextSeq: rows?.nextSeq ?? 0,
@@ -443,4 +443,10 @@ function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcom
 function titleOf(req: TurnRequest): string | undefined {
   const last = req.messages.findLast((m) => "role" in m && m.role === "user");
   return threadTitle(last && "role" in last ? last.content : undefined);
+}
+
+/** The policy with the memory tools a turn may not use denied (a named webhook source's `memory` setting). */
+function withMemory(policy: (tool: string) => ApprovalPolicy, memory: TurnRequest["memory"]): (tool: string) => ApprovalPolicy {
+  if (!memory || memory === "full") return policy;
+  return (tool) => (tool.startsWith("memory_") && (memory === "none" || tool === "memory_write") ? "deny" : policy(tool));
 }

@@ -161,10 +161,12 @@ export class JobWorker {
         channel: "webhook",
         userId: job.userId,
         threadId: thread,
-        messages: [{ role: "user", content }],
+        // a named source not marked trusted speaks for someone else: its message taints the turn
+        messages: [{ role: "user", content, ...(job.trusted ? {} : { untrusted: true }) }],
         toolOutputs: [],
         model: "default",
         timeoutMs: this.deps.turnTimeoutMs,
+        memory: job.memory,
         commitAlso: (r) => {
           const outcome = this.#outcome(job, r);
           status = outcome.status;
