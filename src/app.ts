@@ -23,7 +23,7 @@ import { statusRoutes } from "./api/status";
 export function createApp(s: Services) {
   const responses = responsesApi(s);
   // each user's turn events, for the web UI and the TUI (GET /api/chat/events)
-  const events = new ChatEventHub();
+  const events = new ChatEventHub(s.agent.bus);
   // every OpenAI-style route answers under /api/v1 and under the legacy /v1 alike
   const openAiCompatible = (prefix: string) =>
     new Elysia({ name: "openai-compatible", seed: prefix })
@@ -58,9 +58,9 @@ export function createApp(s: Services) {
     .use(jobsRoutes(s))
     .use(egressRoutes(s))
     .use(chatRoutes(s, events))
-    .use(approvalRoutes(s, events))
+    .use(approvalRoutes(s))
     .use(memoryRoutes(s))
-    .use(extensionRoutes(s, events))
+    .use(extensionRoutes(s))
     .use(webUiRoutes());
 }
 

@@ -99,7 +99,8 @@ export type TurnErrorCode =
   | "cancelled"
   | "shutdown"
   | "llm_not_configured"
-  | "not_found";
+  | "not_found"
+  | "budget_exceeded";
 
 /** Bad configuration or command-line use; printed by the CLI, never sent over HTTP. */
 export class ConfigError extends Error {

@@ -27,6 +27,7 @@ import { startWebhookChannel } from "./channels/webhook/listener";
 import { webhookConfigProblem } from "./channels/webhook/settings";
 import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
+import { Budgets } from "./usage/budgets";
 
 export type TokenSource = ConfiguredTokenSource | "generated";
 
@@ -106,6 +107,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   await extensions.load();
   const policies = approvalPolicies(database.db, config, mcp.defaultPolicy, (tool) => tools.get(tool)?.ownerOnly === true);
   void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
+  const budgets = new Budgets({ db: database.db, instanceMonthlyUsd: config.budgets.monthlyUsd, log });
   const agent = new Agent({
     db: database.db,
     llm,
@@ -122,6 +124,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
     context: contextWindow.settings(config.llm),
     notes: memory,
+    usage: { prices: config.llm.prices, budgets },
     log,
   });
   const auth = new Authenticator(database.db, token.token);
@@ -137,6 +140,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         auth.forget(id);
         memory.forget(id);
         policies.forget(id);
+        budgets.forget(id);
       }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
@@ -149,6 +153,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     log,
     mcp,
     extensions,
+    budgets,
   };
 
   memory.start();

@@ -12,6 +12,7 @@ import type { McpManager } from "./mcp/manager";
 import type { ExtensionManager } from "./extensions/manager";
 import type { ContextWindow } from "./llm/window";
 import type { BuildInfo } from "./version";
+import type { Budgets } from "./usage/budgets";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -43,4 +44,6 @@ export interface Services {
   mcp?: McpManager;
   /** Installed extensions: their tools, credentials and OAuth flows (GET /api/extensions). */
   extensions?: ExtensionManager;
+  /** Spending limits and what was spent against them (GET /api/usage). */
+  budgets?: Budgets;
 }

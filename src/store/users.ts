@@ -30,6 +30,8 @@ export async function createUserWithToken(
     role: user.role,
     createdAt: now,
     updatedAt: now,
+    budgetDailyMicroUsd: null,
+    budgetMonthlyMicroUsd: null,
   };
   await db.batch([
     db.insert(users).values(row),
@@ -101,6 +103,7 @@ export async function deleteUserData(db: Db, userId: string, vectorDims: number[
       byUser("tool_policies"),
       byUser("agent_files"),
       byUser("egress_log"),
+      byUser("turn_usage"),
       byUser("extension_credentials"),
       byUser("oauth_states"),
       byUser("tokens"),

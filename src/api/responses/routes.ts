@@ -12,6 +12,7 @@ import { replaySource, responseStream } from "./stream";
 import { ListQuery, page } from "./lists";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { noUsage } from "../../usage/prices";
 
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
@@ -29,7 +30,7 @@ const RetrieveQuery = t.Object({
  * the other.
  */
 export function responsesApi(s: Services) {
-  const runs = new ResponseRuns();
+  const runs = new ResponseRuns(s.agent.bus);
   return (prefix: string) => responsesRoutes(s, runs, prefix);
 }
 
@@ -62,7 +63,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
       usage:
         revision === "A"
           ? { inputTokens: 0, outputTokens: 0 }
-          : { inputTokens: row.inputTokens, outputTokens: row.outputTokens, costUsd: row.costMicroUsd / 1e6 },
+          : { inputTokens: row.inputTokens, outputTokens: row.outputTokens, cachedTokens: row.cachedTokens, reasoningTokens: row.reasoningTokens, costUsd: row.costMicroUsd / 1e6 },
     });
   };
 
@@ -74,9 +75,8 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
         takeTurnBudget(s, principal);
         const req = await parseResponsesRequest(body, revision, s.tools, (id) => findItem(s.db, id, principal.userId));
         const facts = { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] };
-        let run!: Run;
-        const started = s.agent.start(
-          {
+        let run: Run;
+        const started = s.agent.start({
           channel: "responses",
           userId: principal.userId,
           threadId: req.threadId,
@@ -91,21 +91,15 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
           // a background turn outlives its request whether it streams or not: TURN_TIMEOUT_S
           timeoutMs: req.echo.background ? s.backgroundTurnTimeoutMs : req.stream ? undefined : s.turnTimeoutMs,
           meta: { ...req.echo },
-          },
-          (turn) => {
-            run = runs.start(turn, facts);
-            return (e) => run.event(e);
-          },
-        );
+        });
         try {
-          const { result } = await started;
-          run.follow(result);
+          run = runs.started((await started).turn.id);
         } catch (e) {
           if (!(e instanceof ThreadNotFound)) throw e;
           // an unknown or foreign previous response or conversation: a failed turn that reveals nothing
           const turn = { id: responseId(newUuid(), e.threadId), threadId: e.threadId, createdAt: Math.floor(Date.now() / 1000), input: [] };
           run = runs.start(turn, facts);
-          run.follow(Promise.resolve(notFound(turn, req.model)));
+          run.finish(notFound(turn, req.model));
           // nothing runs on, even in the background: the failed response is the answer (it is not stored)
           return req.stream ? responseStream(run) : await run.done;
         }
@@ -159,7 +153,7 @@ function responsesRoutes(s: Services, runs: ResponseRuns, prefix: string) {
 /** What a request naming a thread that is not the caller's gets: nothing of it is revealed. */
 function notFound(turn: TurnHandle, model: string): TurnResult {
   const error = { code: "not_found" as const, message: "The previous_response_id or conversation does not name one of yours." };
-  return { ...turn, model, status: "failed", error, items: [], output: [], tools: [], usage: { inputTokens: 0, outputTokens: 0 } };
+  return { ...turn, model, status: "failed", error, items: [], output: [], tools: [], usage: noUsage() };
 }
 
 /** A turn of another channel (web UI, TUI) cancelled through this API. */

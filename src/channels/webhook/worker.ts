@@ -110,6 +110,7 @@ export class JobWorker {
         toolOutputs: [],
         model: "default",
         timeoutMs: this.deps.turnTimeoutMs,
+        origin: { jobId: job.id, queuedAt: Date.parse(job.createdAt) },
         commitAlso: (r) => this.#finish(job, thread, r),
       });
     try {

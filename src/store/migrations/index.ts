@@ -12,6 +12,7 @@ import m8 from "./0008_conversations.sql" with { type: "text" };
 import m9 from "./0009_thread_context.sql" with { type: "text" };
 import m10 from "./0010_operations.sql" with { type: "text" };
 import m11 from "./0011_content_trust.sql" with { type: "text" };
+import m12 from "./0012_usage.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -26,4 +27,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0009_thread_context", sql: m9 },
   { tag: "0010_operations", sql: m10 },
   { tag: "0011_content_trust", sql: m11 },
+  { tag: "0012_usage", sql: m12 },
 ];
