@@ -8,6 +8,7 @@ import { conversationRoutes } from "./api/conversations";
 import { modelRoutes } from "./api/models";
 import { jobsRoutes } from "./gateway/jobs";
 import { egressRoutes } from "./gateway/egress";
+import { usageRoutes } from "./gateway/usage";
 import { chatRoutes } from "./gateway/chat";
 import { ChatEventHub } from "./gateway/events";
 import { approvalRoutes } from "./gateway/approvals";
@@ -57,6 +58,7 @@ export function createApp(s: Services) {
     .use(adminRoutes(s))
     .use(jobsRoutes(s))
     .use(egressRoutes(s))
+    .use(usageRoutes(s))
     .use(chatRoutes(s, events))
     .use(approvalRoutes(s))
     .use(memoryRoutes(s))

@@ -15,6 +15,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   extension: async () => (await import("./cli/extension")).extension,
   users: async () => (await import("./cli/users")).users,
   status: async () => (await import("./cli/status")).status,
+  usage: async () => (await import("./cli/usage-report")).usage,
   doctor: async () => (await import("./cli/doctor")).doctor,
   // internal: one call of an extension's WebAssembly tool, in its own process (extensions/wasm/host.ts)
   "__wasm-sandbox": async () => (await import("./extensions/wasm/sandbox")).sandboxMain,

@@ -30,7 +30,12 @@ export interface UserPatch {
   role?: Role;
   status?: "active" | "suspended";
   display_name?: string;
+  /** USD; null removes that budget, undefined leaves it. */
+  budget?: { daily_usd?: number | null; monthly_usd?: number | null };
 }
+
+const micro = (usd: number | null) => (usd === null ? null : Math.round(usd * 1e6));
+const usd = (micro: number | null) => (micro === null ? null : micro / 1e6);
 
 /** A user as the admin API and `service users` show it. */
 export function userRecord(u: UserRow) {
@@ -42,6 +47,8 @@ export function userRecord(u: UserRow) {
     role: u.role,
     created_at: u.createdAt,
     updated_at: u.updatedAt,
+    /** What the user's turns may cost a day and a month (USD), null where no budget is set. */
+    budget: { daily_usd: usd(u.budgetDailyMicroUsd), monthly_usd: usd(u.budgetMonthlyMicroUsd) },
   };
 }
 export type UserRecord = ReturnType<typeof userRecord>;
@@ -87,6 +94,8 @@ export class UserAdmin {
       ...(patch.role !== undefined ? { role: patch.role } : {}),
       ...(patch.status !== undefined ? { status: patch.status } : {}),
       ...(patch.display_name !== undefined ? { displayName: patch.display_name } : {}),
+      ...(patch.budget?.daily_usd !== undefined ? { budgetDailyMicroUsd: micro(patch.budget.daily_usd) } : {}),
+      ...(patch.budget?.monthly_usd !== undefined ? { budgetMonthlyMicroUsd: micro(patch.budget.monthly_usd) } : {}),
     });
     this.deps.forget?.(id);
     if (patch.status === "suspended") await this.deps.stopTurns?.(id);

@@ -61,7 +61,7 @@ export async function getUser(db: Db, id: string): Promise<UserRow | undefined> 
 export async function updateUser(
   db: Db,
   id: string,
-  patch: Partial<Pick<UserRow, "role" | "status" | "displayName">>,
+  patch: Partial<Pick<UserRow, "role" | "status" | "displayName" | "budgetDailyMicroUsd" | "budgetMonthlyMicroUsd">>,
 ): Promise<UserRow | undefined> {
   return (
     await db

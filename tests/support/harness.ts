@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { servicePaths, type Env } from "../../src/config/load";
+import { servicePaths, writeConfigFile, type Env } from "../../src/config/load";
+import type { ConfigLayer } from "../../src/config/schema";
 import { createLogger } from "../../src/log";
 import { startService, type RunningService } from "../../src/server";
 import { startScriptedLLM, type ScriptedLLM } from "./scripted-llm";
@@ -30,9 +31,11 @@ export interface TestService {
 }
 
 export async function startTestService(
-  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string; callbackDelaysMs?: number[]; busyTimeoutMs?: number } = {},
+  opts: { env?: Env; llm?: ScriptedLLM; turnTimeoutMs?: number; keepHome?: string; callbackDelaysMs?: number[]; busyTimeoutMs?: number; config?: ConfigLayer } = {},
 ): Promise<TestService> {
   const home = opts.keepHome ?? join(mkdtempSync(join(tmpdir(), "service-test-")), "home");
+  // what config.json holds (settings the environment cannot give, such as llm.prices)
+  if (opts.config) writeConfigFile(servicePaths({ SERVICE_HOME: home }), opts.config);
   const llm = opts.llm ?? (await startScriptedLLM());
   const env: Env = {
     SERVICE_HOME: home,

@@ -1,0 +1,15 @@
+import { Elysia } from "elysia";
+import { requireAuth } from "../http/auth";
+import type { Services } from "../services";
+import { UsageQuery, UsageReport, usageFor } from "../usage/report";
+
+/** GET /api/usage: what turns cost, by day, user, model, channel or routine. */
+export function usageRoutes(s: Services) {
+  return new Elysia({ name: "usage" })
+    .use(requireAuth(s))
+    .get(
+      "/api/usage",
+      ({ principal, query }) => usageFor({ db: s.db, budgets: s.budgets }, { userId: principal.userId, admin: principal.role !== "member" }, query),
+      { query: UsageQuery, response: { 200: UsageReport } },
+    );
+}
