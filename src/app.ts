@@ -9,6 +9,7 @@ import { modelRoutes } from "./api/models";
 import { jobsRoutes } from "./gateway/jobs";
 import { egressRoutes } from "./gateway/egress";
 import { usageRoutes } from "./gateway/usage";
+import { metricsRoutes } from "./observability/metrics-route";
 import { chatRoutes } from "./gateway/chat";
 import { ChatEventHub } from "./gateway/events";
 import { approvalRoutes } from "./gateway/approvals";
@@ -53,6 +54,7 @@ export function createApp(s: Services) {
       return errorResponse(error, s.log);
     })
     .use(statusRoutes(s))
+    .use(s.metrics ? metricsRoutes(s.metrics.metrics, s.metrics.tokens) : new Elysia({ name: "no-metrics" }))
     .use(openAiCompatible("/api/v1"))
     .use(openAiCompatible("/v1"))
     .use(adminRoutes(s))

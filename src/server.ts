@@ -28,6 +28,7 @@ import { webhookConfigProblem } from "./channels/webhook/settings";
 import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
 import { Budgets } from "./usage/budgets";
+import { Metrics } from "./observability/metrics";
 
 export type TokenSource = ConfiguredTokenSource | "generated";
 
@@ -82,6 +83,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       config.llm.apiKey,
       ...config.llm.fallbacks.map((f) => f.apiKey),
       config.http.webhookSecret,
+      config.metrics.token,
       config.database.authToken,
     ],
   });
@@ -154,6 +156,14 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     mcp,
     extensions,
     budgets,
+    ...(config.metrics.enabled
+      ? {
+          metrics: {
+            metrics: new Metrics({ bus: agent.bus, db: database.db, mcp: () => mcp.status() }),
+            tokens: [token.token, ...(config.metrics.token ? [config.metrics.token] : [])],
+          },
+        }
+      : {}),
   };
 
   memory.start();

@@ -13,6 +13,7 @@ import type { ExtensionManager } from "./extensions/manager";
 import type { ContextWindow } from "./llm/window";
 import type { BuildInfo } from "./version";
 import type { Budgets } from "./usage/budgets";
+import type { Metrics } from "./observability/metrics";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -46,4 +47,6 @@ export interface Services {
   extensions?: ExtensionManager;
   /** Spending limits and what was spent against them (GET /api/usage). */
   budgets?: Budgets;
+  /** GET /metrics, when METRICS_ENABLED: the metrics and the bearer tokens that may read them. */
+  metrics?: { metrics: Metrics; tokens: string[] };
 }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "./db";
 import { items, jobs, responses, threads, type StoredError } from "./schema";
 
@@ -102,4 +102,9 @@ export async function pendingCallbacks(db: Db): Promise<Pick<JobRow, "id" | "cal
     .from(jobs)
     .where(and(eq(jobs.callbackStatus, "pending"), inArray(jobs.status, ["completed", "failed"])))
     .orderBy(asc(jobs.seq));
+}
+
+/** How many jobs are in each status (the metrics' `service_jobs`). */
+export async function countJobsByStatus(db: Db): Promise<{ status: JobRow["status"]; count: number }[]> {
+  return db.select({ status: jobs.status, count: sql<number>`count(*)` }).from(jobs).groupBy(jobs.status);
 }
