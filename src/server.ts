@@ -28,7 +28,7 @@ import { webhookConfigProblem } from "./channels/webhook/settings";
 import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
 import { Budgets } from "./usage/budgets";
-import { Metrics } from "./observability/metrics";
+import { startTracing } from "./observability/tracing";
 
 export type TokenSource = ConfiguredTokenSource | "generated";
 
@@ -156,21 +156,23 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     mcp,
     extensions,
     budgets,
+    // prom-client is loaded only when metrics are on
     ...(config.metrics.enabled
       ? {
           metrics: {
-            metrics: new Metrics({ bus: agent.bus, db: database.db, mcp: () => mcp.status() }),
+            metrics: new (await import("./observability/metrics")).Metrics({ bus: agent.bus, db: database.db, mcp: () => mcp.status() }),
             tokens: [token.token, ...(config.metrics.token ? [config.metrics.token] : [])],
           },
         }
       : {}),
   };
 
+  const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log });
   memory.start();
   const steward = startMemorySteward();
   const app = createApp(services);
   await settledWithin(windowRead, WINDOW_START_WAIT_MS);
-  const closeAll = () => (contextWindow.close(), steward.stop(), memory.stop(), database.close());
+  const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), memory.stop(), database.close());
   const server = config.gateway.enabled
     ? await listening(closeAll, "the gateway", config.gateway, "--port or GATEWAY_PORT", () =>
         Bun.serve({
@@ -219,6 +221,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         await webhook?.callbacks.stop();
         await mcp.stop();
         await extensions.stop();
+        await tracing?.shutdown();
         await settledWithin(drained, 2_000);
         void server?.stop(true);
         void webhook?.server.stop(true);
