@@ -1,11 +1,13 @@
 import type { TurnBus, TurnEvent, TurnInfo } from "../agent/bus";
 import type { CompactionItem } from "../conversation/items";
+import { sseFrames } from "../http/sse";
 import { unwrapToolOutput } from "../safety/injection";
 import type { ChatEvent, CompactionMark } from "./chat-wire";
 
 export type { ChatEvent };
 
-type Listener = (event: ChatEvent) => void;
+/** Hears SSE frames: one chunk for the events of a moment, the same bytes for every stream. */
+type Listener = (frames: Uint8Array) => void;
 type Delta = Extract<ChatEvent, { type: "message.delta" | "reasoning.delta" }>;
 
 /** How long deltas of one message are gathered into one event for a user's streams. */
@@ -43,14 +45,15 @@ export class ChatEventHub {
 }
 
 /**
- * One user's open streams. Each event is one object for all of them (serialised once, see
- * http/sse.ts). Deltas of a message are gathered for COALESCE_MS: the first goes at once, the
- * ones that follow within the window go together, and any other event sends what was gathered
- * first, so the order holds.
+ * One user's open streams. The events of a moment (those sent in one tick) are serialised
+ * once, into one chunk that every stream writes as it is. Deltas are gathered for COALESCE_MS, per message: a delta after a quiet
+ * moment goes at once, the ones that follow within the window go together, one per message,
+ * and any other event sends what was gathered first, so the order within a turn holds.
  */
 class UserFeed {
   readonly listeners = new Set<Listener>();
-  #pending: Delta | undefined;
+  readonly #pending = new Map<string, Delta>();
+  #outbox: ChatEvent[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #lastDelta = -Infinity;
 
@@ -66,36 +69,43 @@ class UserFeed {
   }
 
   #delta(e: Delta): void {
-    const p = this.#pending;
-    if (p && p.type === e.type && p.item_id === e.item_id && p.response_id === e.response_id) {
-      p.delta += e.delta;
+    const key = `${e.response_id} ${e.type} ${e.item_id}`;
+    const gathered = this.#pending.get(key);
+    if (gathered) {
+      gathered.delta += e.delta;
       return;
     }
-    this.#flush();
     const since = performance.now() - this.#lastDelta;
-    if (since >= COALESCE_MS) {
+    if (since >= COALESCE_MS && !this.#pending.size) {
       this.#lastDelta = performance.now();
       this.#send(e);
       return;
     }
-    this.#pending = { ...e };
-    this.#timer ??= setTimeout(() => {
+    this.#pending.set(key, { ...e });
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#flush();
-    }, COALESCE_MS - since);
+    }, Math.max(0, COALESCE_MS - since));
     this.#timer.unref?.();
   }
 
   #flush(): void {
-    const p = this.#pending;
-    if (!p) return;
-    this.#pending = undefined;
+    if (!this.#pending.size) return;
+    const gathered = [...this.#pending.values()];
+    this.#pending.clear();
     this.#lastDelta = performance.now();
-    this.#send(p);
+    for (const e of gathered) this.#send(e);
   }
 
   #send(e: ChatEvent): void {
-    for (const l of this.listeners) l(e);
+    if (this.#outbox.push(e) === 1) queueMicrotask(() => this.#write());
+  }
+
+  #write(): void {
+    const frames = sseFrames(this.#outbox);
+    this.#outbox = [];
+    for (const l of this.listeners) l(frames);
   }
 }
 

@@ -14,10 +14,18 @@ const encoder = new TextEncoder();
  * serialised for the first and the same bytes go to all.
  */
 const frames = new WeakMap<object, Uint8Array>();
-function frameOf(e: { type: string }): Uint8Array {
+function frameOf(e: { type: string } | Uint8Array): Uint8Array {
+  if (e instanceof Uint8Array) return e;
   let frame = frames.get(e);
-  if (!frame) frames.set(e, (frame = encoder.encode(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)));
+  if (!frame) frames.set(e, (frame = encoder.encode(sseText(e))));
   return frame;
+}
+
+const sseText = (e: { type: string }) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+
+/** Events as one chunk of SSE frames, for a sender that serialises once for many streams (`send` takes it as is). */
+export function sseFrames(events: { type: string }[]): Uint8Array {
+  return encoder.encode(events.map(sseText).join(""));
 }
 
 /**
@@ -32,7 +40,7 @@ function frameOf(e: { type: string }): Uint8Array {
  * more than MAX_BACKLOG_FRAMES behind is ended.
  */
 export function sseResponse(
-  open: (send: (event: { type: string }) => void, end: () => void) => () => void,
+  open: (send: (event: { type: string } | Uint8Array) => void, end: () => void) => () => void,
   hello: string,
   opts: { signal?: AbortSignal; stillAllowed?: () => Promise<boolean> } = {},
 ): Response {
