@@ -3,7 +3,8 @@ import { ServiceError } from "../errors";
 import { openDatabase } from "../store/db";
 import { OWNER_ID } from "../store/users";
 import { Budgets } from "../usage/budgets";
-import { usageFor, type UsageReport } from "../usage/report";
+import { usageFor } from "../usage/report";
+import type { UsageReport } from "../usage/wire";
 import { parseFlags, UsageError } from "./args";
 
 export const USAGE_REPORT_USAGE = `Usage: service usage [options]

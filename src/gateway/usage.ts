@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import { requireAuth } from "../http/auth";
 import type { Services } from "../services";
-import { UsageQuery, UsageReport, usageFor } from "../usage/report";
+import { usageFor } from "../usage/report";
+import { UsageQuery, UsageReport } from "../usage/wire";
 
 /** GET /api/usage: what turns cost, by day, user, model, channel or routine. */
 export function usageRoutes(s: Services) {

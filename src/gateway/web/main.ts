@@ -5,6 +5,8 @@ import { api, checkToken, onUnauthorized } from "./api";
 import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
+import { ActivityView } from "./activity-view";
+import { lazyPage } from "./lazy-page";
 import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
 
 /** The pauses before reconnecting the event stream, the last one repeated. */
@@ -17,11 +19,19 @@ class Shell {
   readonly el: HTMLElement;
   readonly chat = new ChatView(new ChatModel());
   readonly memory = new MemoryView();
+  /** Pages beside the chat and memory screens, by path: what they show, and whether they were read yet. */
+  readonly #pages = {
+    "/activity": new ActivityView(),
+    // the charting library is loaded when the page is first opened
+    "/usage": lazyPage(async () => new (await import("./usage-view")).UsageView()),
+  };
   #screen = h("main", { class: "screen-host" });
   #conn = h("span", { class: "conn", role: "status", "aria-live": "polite" });
   #nav = {
     chat: h("a", { href: "/", text: "Chat" }),
     memory: h("a", { href: "/memory", text: "Memory" }),
+    activity: h("a", { href: "/activity", text: "Activity" }),
+    usage: h("a", { href: "/usage", text: "Usage" }),
   };
   #events = new AbortController();
   /** The event stream has been open once: opening it again means events may have been missed. */
@@ -34,11 +44,12 @@ class Shell {
         if (e.metaKey || e.ctrlKey || e.shiftKey) return;
         e.preventDefault();
         const onMemory = location.pathname === "/memory";
-        if ((name === "memory") === onMemory) return;
+        const target = name === "chat" ? "/" : `/${name}`;
+        if (target === location.pathname) return;
         if (onMemory && !this.memory.confirmLeave()) return;
         // back to the conversation that was open before
         const thread = this.chat.current;
-        history.pushState(null, "", name === "memory" ? "/memory" : thread ? `/?thread=${encodeURIComponent(thread)}` : "/");
+        history.pushState(null, "", name === "chat" && thread ? `/?thread=${encodeURIComponent(thread)}` : target);
         void this.route();
       });
     }
@@ -49,14 +60,25 @@ class Shell {
         "header",
         { class: "topbar" },
         h("a", { class: "brand", href: "/", "aria-label": "service home" }, h("span", { class: "logo", "aria-hidden": "true" }), "service"),
-        h("nav", { class: "tabs", "aria-label": "Main" }, this.#nav.chat, this.#nav.memory),
+        h("nav", { class: "tabs", "aria-label": "Main" }, ...Object.values(this.#nav)),
         this.#conn,
         h("button", { type: "button", class: "ghost signout", text: "Sign out", onclick: () => this.#signOut() }),
       ),
       this.#screen,
     );
+    // links between the pages (the Activity page's "Watch it") stay in this page, as the tabs do
+    this.#screen.addEventListener("click", (e) => {
+      const link = (e.target as Element).closest?.("a");
+      if (!link || link.origin !== location.origin || link.target || e.metaKey || e.ctrlKey || e.shiftKey) return;
+      e.preventDefault();
+      history.pushState(null, "", link.pathname + link.search);
+      void this.route();
+    });
     void api.follow({
-      onEvent: (e) => this.chat.handle(e),
+      onEvent: (e) => {
+        this.chat.handle(e);
+        this.#pages["/activity"].handle(e);
+      },
       onState: (s) => this.#onStream(s),
       signal: this.#events.signal,
       retryMs: RETRY_MS,
@@ -68,11 +90,15 @@ class Shell {
   async route(): Promise<void> {
     const params = new URLSearchParams(location.search);
     const onMemory = location.pathname === "/memory";
-    for (const [link, active] of [[this.#nav.chat, !onMemory], [this.#nav.memory, onMemory]] as const) {
-      if (active) link.setAttribute("aria-current", "page");
+    const page = (this.#pages as Record<string, { el: HTMLElement; refresh(): Promise<void> } | undefined>)[location.pathname];
+    for (const link of Object.values(this.#nav)) {
+      if (new URL(link.href).pathname === (page || onMemory ? location.pathname : "/")) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
-    if (onMemory) {
+    if (page) {
+      fill(this.#screen, page.el);
+      await page.refresh();
+    } else if (onMemory) {
       fill(this.#screen, this.memory.el);
       if (!this.#memoryLoaded) {
         this.#memoryLoaded = true;
