@@ -28,6 +28,7 @@ import { webhookConfigProblem } from "./channels/webhook/settings";
 import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
 import { Budgets } from "./usage/budgets";
+import { UsageLedger } from "./usage/ledger";
 import { startTracing } from "./observability/tracing";
 
 export type TokenSource = ConfiguredTokenSource | "generated";
@@ -109,7 +110,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   await extensions.load();
   const policies = approvalPolicies(database.db, config, mcp.defaultPolicy, (tool) => tools.get(tool)?.ownerOnly === true);
   void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
-  const budgets = new Budgets({ db: database.db, instanceMonthlyUsd: config.budgets.monthlyUsd, log });
+  const ledger = new UsageLedger({ db: database.db, log });
+  const budgets = new Budgets({ db: database.db, ledger, instanceMonthlyUsd: config.budgets.monthlyUsd, log });
   const agent = new Agent({
     db: database.db,
     llm,
@@ -126,7 +128,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
     context: contextWindow.settings(config.llm),
     notes: memory,
-    usage: { prices: config.llm.prices, budgets },
+    usage: { prices: config.llm.prices, ledger, budgets },
     log,
   });
   const auth = new Authenticator(database.db, token.token);
@@ -217,6 +219,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         // let running turns finish for a moment, then cancel what is left; all of it is stored
         await settledWithin(agent.idle(), config.agent.shutdownGraceMs);
         await agent.cancelAll();
+        await ledger.flush();
         await worker;
         await webhook?.callbacks.stop();
         await mcp.stop();

@@ -24,7 +24,8 @@ import { TurnBus, type TurnInfo } from "./bus";
 import { TurnMeter } from "../usage/meter";
 import { microUsd, noUsage, type Prices } from "../usage/prices";
 import type { Budgets } from "../usage/budgets";
-import { localDay, usageWrite, insertUsage, type UsageRow } from "../store/usage";
+import { localDay, type UsageRow } from "../store/usage";
+import type { UsageLedger } from "../usage/ledger";
 import { egressKey } from "./policy";
 import { TurnTrust, type DestinationRule } from "./trust";
 import type { EgressEntry } from "../store/egress";
@@ -64,7 +65,7 @@ export interface AgentDeps {
    * What turns cost: each turn's tokens and cost stored by model (`turn_usage`), priced with
    * `prices`; turns that would start over a budget fail. Without it turns are counted, not kept.
    */
-  usage?: { prices: Prices; budgets?: Budgets };
+  usage?: { prices: Prices; ledger: UsageLedger; budgets?: Budgets };
   log?: Logger;
 }
 
@@ -311,9 +312,9 @@ export class Agent {
         usage: prepared.meter.total(),
         tools: external,
       };
-      const usage = this.#usageRows(req, turn, prepared.meter);
-      if (req.store !== false) await this.#commit(req, turn, prepared, result, ran.gate, usage);
-      else await insertUsage(this.deps.db, usage).catch((e) => this.deps.log?.error("usage", { response_id: turn.id, error: (e as Error).message }));
+      if (req.store !== false) await this.#commit(req, turn, prepared, result, ran.gate);
+      // what it cost counts whether or not the turn is kept
+      this.deps.usage?.ledger.add(this.#usageRows(req, turn, prepared.meter));
       return result;
     });
     try {
@@ -419,7 +420,7 @@ export class Agent {
   }
 
   /** The turn, its thread and the gate it leaves, in one transaction with the channel's own writes. */
-  async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, gate: Gate | null, usage: UsageRow[]): Promise<void> {
+  async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, gate: Gate | null): Promise<void> {
     const acknowledged = acknowledgedEarly(req);
     // an acknowledged turn's input is stored already (#acknowledge)
     const from = acknowledged ? turn.input.length : 0;
@@ -429,7 +430,7 @@ export class Agent {
         acknowledged,
         items: result.items.slice(from).map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
         gate,
-        also: [...usageWrite(this.deps.db, usage), ...(req.commitAlso?.(result) ?? [])],
+        also: req.commitAlso?.(result),
       });
     } catch (e) {
       // drizzle's own message quotes the statement and every value: the turn's content

@@ -10,7 +10,7 @@ export function usageRoutes(s: Services) {
     .use(requireAuth(s))
     .get(
       "/api/usage",
-      ({ principal, query }) => usageFor({ db: s.db, budgets: s.budgets }, { userId: principal.userId, admin: principal.role !== "member" }, query),
+      ({ principal, query }) => usageFor({ db: s.db, budgets: s.budgets, ledger: s.agent.deps.usage?.ledger }, { userId: principal.userId, admin: principal.role !== "member" }, query),
       { query: UsageQuery, response: { 200: UsageReport } },
     );
 }

@@ -1,5 +1,5 @@
 import { and, countDistinct, eq, gte, lte, sql, sum } from "drizzle-orm";
-import type { Db, StoreWrite } from "./db";
+import type { Db } from "./db";
 import { turnUsage } from "./schema";
 
 export type UsageRow = typeof turnUsage.$inferInsert;
@@ -12,11 +12,6 @@ export function localDay(ms: number): string {
 
 /** The first day of the local month of `day`. */
 export const monthStart = (day: string) => `${day.slice(0, 7)}-01`;
-
-/** The insert of a turn's usage rows, for the turn's own transaction. */
-export function usageWrite(db: Db, rows: UsageRow[]): StoreWrite[] {
-  return rows.length ? [db.insert(turnUsage).values(rows)] : [];
-}
 
 export async function insertUsage(db: Db, rows: UsageRow[]): Promise<void> {
   if (rows.length) await db.insert(turnUsage).values(rows);

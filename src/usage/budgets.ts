@@ -3,6 +3,7 @@ import type { Logger } from "../log";
 import type { Db } from "../store/db";
 import { getUser } from "../store/users";
 import { localDay, spent } from "../store/usage";
+import type { UsageLedger } from "./ledger";
 
 /** One budget that applies to a user, with what has been spent against it. */
 export interface BudgetStatus {
@@ -28,7 +29,7 @@ const PERIOD = { day: "daily", month: "monthly" } as const;
 export class Budgets {
   readonly #limits = new Map<string, { day: number | null; month: number | null }>();
 
-  constructor(private readonly deps: { db: Db; instanceMonthlyUsd?: number; log?: Logger }) {}
+  constructor(private readonly deps: { db: Db; ledger?: UsageLedger; instanceMonthlyUsd?: number; log?: Logger }) {}
 
   forget(userId: string): void {
     this.#limits.delete(userId);
@@ -37,6 +38,7 @@ export class Budgets {
   /** The budgets that apply to the user now, with what was spent against each. */
   async status(userId: string, now = Date.now()): Promise<BudgetStatus[]> {
     const limits = await this.#userLimits(userId);
+    await this.deps.ledger?.flush();
     const day = localDay(now);
     const out: BudgetStatus[] = [];
     if (limits.day !== null || limits.month !== null) {

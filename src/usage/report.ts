@@ -2,6 +2,7 @@ import { Forbidden, InvalidRequest } from "../errors";
 import type { Db } from "../store/db";
 import { GROUPS, usageReport, type GroupBy, type UsageTotals } from "../store/usage";
 import type { Budgets } from "./budgets";
+import type { UsageLedger } from "./ledger";
 import type { UsageQuery, UsageReport } from "./wire";
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -30,7 +31,7 @@ const wire = (t: UsageTotals) => ({
  * `user_id`), others their own. By default from the start of this month until now, by day.
  */
 export async function usageFor(
-  deps: { db: Db; budgets?: Budgets },
+  deps: { db: Db; budgets?: Budgets; ledger?: UsageLedger },
   caller: { userId: string; admin: boolean },
   q: UsageQuery,
   now = Date.now(),
@@ -43,6 +44,7 @@ export async function usageFor(
   if (from > to) throw new InvalidRequest("`from` must not be after `to`.");
   if (!caller.admin && q.user_id !== undefined && q.user_id !== caller.userId) throw new Forbidden("Only an admin or owner sees other users' usage.");
   const userId = caller.admin ? q.user_id : caller.userId;
+  await deps.ledger?.flush();
   const report = await usageReport(deps.db, { from, to, groupBy, userId });
   const budgets = (await deps.budgets?.status(caller.userId, now)) ?? [];
   return {
