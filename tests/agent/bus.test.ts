@@ -39,12 +39,12 @@ test("500 listeners each hear every event, in order, and publishing stays cheap"
   const bus = new TurnBus();
   const counts = new Array(500).fill(0);
   const last = new Array(500).fill("");
-  counts.forEach((_, i) =>
+  for (let i = 0; i < counts.length; i++) {
     bus.subscribe((_, e) => {
       counts[i]++;
       if (e.type === "text.delta") last[i] = e.delta;
-    }, i % 2 ? { userId: "u" } : undefined),
-  );
+    }, i % 2 ? { userId: "u" } : undefined);
+  }
   const t0 = performance.now();
   for (let n = 0; n < 1000; n++) bus.publish(turn("u"), delta(String(n)));
   const perEvent = (performance.now() - t0) / 1000;
