@@ -31,6 +31,9 @@ export class Metrics {
   /** Turns that have not sent text yet; running tool calls by call id, with their tool and turn. */
   readonly #waitingFirstText = new Set<string>();
   readonly #calls = new Map<string, { tool: string; turn: string }>();
+  /** The series of a channel and of a model, looked up once (prom-client hashes labels on every call otherwise). */
+  readonly #channels = new Map<string, ReturnType<Metrics["channelSeries"]>>();
+  readonly #models = new Map<string, ReturnType<Metrics["modelSeries"]>>();
 
   constructor(deps: { bus: TurnBus; db: Db; mcp?: () => McpServerStatus[] }) {
     const { registry } = this;
@@ -87,6 +90,41 @@ export class Metrics {
     return this.registry.contentType;
   }
 
+  private channelSeries(channel: string) {
+    return {
+      completed: this.#turns.labels(channel, "completed"),
+      failed: this.#turns.labels(channel, "failed"),
+      lost: this.#turns.labels(channel, "lost"),
+      duration: this.#duration.labels(channel),
+      firstToken: this.#firstToken.labels(channel),
+    };
+  }
+
+  private modelSeries(model: string) {
+    return {
+      ok: this.#llm.labels(model, "ok"),
+      error: this.#llm.labels(model, "error"),
+      cancelled: this.#llm.labels(model, "cancelled"),
+      input: this.#tokens.labels(model, "input"),
+      cached: this.#tokens.labels(model, "cached"),
+      output: this.#tokens.labels(model, "output"),
+      reasoning: this.#tokens.labels(model, "reasoning"),
+      cost: this.#cost.labels(model),
+    };
+  }
+
+  #channel(channel: string) {
+    let s = this.#channels.get(channel);
+    if (!s) this.#channels.set(channel, (s = this.channelSeries(channel)));
+    return s;
+  }
+
+  #model(model: string) {
+    let s = this.#models.get(model);
+    if (!s) this.#models.set(model, (s = this.modelSeries(model)));
+    return s;
+  }
+
   #hear(turn: TurnInfo, e: TurnEvent): void {
     switch (e.type) {
       case "turn.started":
@@ -94,7 +132,7 @@ export class Metrics {
         if (turn.origin?.queuedAt) this.#queueWait.observe(Math.max(0, turn.startedAt - turn.origin.queuedAt) / 1000);
         return;
       case "text.delta":
-        if (this.#waitingFirstText.delete(turn.id)) this.#firstToken.observe({ channel: turn.channel }, (Date.now() - turn.startedAt) / 1000);
+        if (this.#waitingFirstText.delete(turn.id)) this.#channel(turn.channel).firstToken.observe((Date.now() - turn.startedAt) / 1000);
         return;
       case "tool.started":
         this.#calls.set(e.item.call_id, { tool: e.item.name, turn: turn.id });
@@ -106,22 +144,24 @@ export class Metrics {
         return;
       }
       case "llm.request": {
-        const { model, usage: u } = e;
-        this.#llm.inc({ model, outcome: e.outcome });
+        const s = this.#model(e.model);
+        const u = e.usage;
+        s[e.outcome].inc();
         if (!u) return;
-        if (u.inputTokens) this.#tokens.inc({ model, type: "input" }, u.inputTokens);
-        if (u.cachedTokens) this.#tokens.inc({ model, type: "cached" }, u.cachedTokens);
-        if (u.outputTokens) this.#tokens.inc({ model, type: "output" }, u.outputTokens);
-        if (u.reasoningTokens) this.#tokens.inc({ model, type: "reasoning" }, u.reasoningTokens);
-        if (u.costUsd) this.#cost.inc({ model }, u.costUsd);
+        if (u.inputTokens) s.input.inc(u.inputTokens);
+        if (u.cachedTokens) s.cached.inc(u.cachedTokens);
+        if (u.outputTokens) s.output.inc(u.outputTokens);
+        if (u.reasoningTokens) s.reasoning.inc(u.reasoningTokens);
+        if (u.costUsd) s.cost.inc(u.costUsd);
         return;
       }
       case "turn.completed":
         this.#waitingFirstText.delete(turn.id);
         // a call cut short with its turn never completes
         for (const [id, call] of this.#calls) if (call.turn === turn.id) this.#calls.delete(id);
-        this.#turns.inc({ channel: turn.channel, status: e.result?.status ?? "lost" });
-        this.#duration.observe({ channel: turn.channel }, (Date.now() - turn.startedAt) / 1000);
+        const s = this.#channel(turn.channel);
+        s[e.result?.status ?? "lost"].inc();
+        s.duration.observe((Date.now() - turn.startedAt) / 1000);
         return;
     }
   }
