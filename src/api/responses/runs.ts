@@ -90,15 +90,14 @@ export class Run implements EventSource {
   }
 }
 
-/** How long a run is kept after its end (the stored response answers for it then). */
-const KEEP_ENDED_MS = 5_000;
-
 /**
  * The responses being produced now, by id, until each is stored: the turns the Responses API
  * started, as the agent's bus tells them (a run exists from the turn's acceptance on).
  */
 export class ResponseRuns {
   readonly #runs = new Map<string, Run>();
+  /** Runs the bus started whose request has not taken them yet (`started`). */
+  readonly #unclaimed = new Set<string>();
 
   constructor(bus: TurnBus) {
     bus.subscribe((turn, e) => {
@@ -106,7 +105,7 @@ export class ResponseRuns {
       if (e.type === "turn.started") {
         const req = e.request;
         // the echo is what the route stored with the response as its facts (`meta`)
-        this.start(e.turn, { userId: req.userId, model: req.model, echo: req.meta as RequestEcho, tools: req.externalTools ?? [] });
+        this.start(e.turn, { userId: req.userId, model: req.model, echo: req.meta as RequestEcho, tools: req.externalTools ?? [] }, false);
         return;
       }
       const run = this.#runs.get(turn.id);
@@ -118,19 +117,23 @@ export class ResponseRuns {
     });
   }
 
-  start(turn: TurnHandle, facts: RunFacts): Run {
+  start(turn: TurnHandle, facts: RunFacts, claimed = true): Run {
     const run = new Run(turn, facts);
     this.#runs.set(turn.id, run);
-    // kept a moment after its end, for the request that started it to find it however soon it ended
-    const forget = () => void setTimeout(() => this.#runs.delete(turn.id), KEEP_ENDED_MS).unref?.();
+    if (!claimed) this.#unclaimed.add(turn.id);
+    // an ended run is forgotten (the stored response answers for it), unless the request that
+    // started it has not taken it yet: then it is forgotten once taken
+    const forget = () => void (this.#unclaimed.has(turn.id) || this.#runs.delete(turn.id));
     void run.done.then(forget, forget);
     return run;
   }
 
-  /** The run of a turn the Responses API just started (ended already, perhaps). */
+  /** The run of a turn the Responses API just started (ended already, perhaps), taken by its request. */
   started(id: string): Run {
     const run = this.#runs.get(id);
     if (!run) throw new Error(`no run for the response ${id}`);
+    this.#unclaimed.delete(id);
+    if (run.ended) this.#runs.delete(id);
     return run;
   }
 
