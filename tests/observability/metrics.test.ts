@@ -84,3 +84,27 @@ describe("with METRICS_ENABLED", () => {
     expect(value((await scrape(t)).text, 'service_turns_total{channel="chat",status="completed"}')).toBe(1);
   });
 });
+
+test("a webhook job: its queue wait, its turn under the webhook channel, the jobs by status", async () => {
+  const secret = "metrics-webhook-secret-0123456789";
+  const t = await startTestService({ env: { METRICS_ENABLED: "true", HTTP_ENABLED: "true", HTTP_WEBHOOK_SECRET: secret, HTTP_HOST: "127.0.0.1", HTTP_PORT: "0" } });
+  try {
+    const res = await fetch(`${t.service.webhookUrl}/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-webhook-secret": secret },
+      body: JSON.stringify({ user_id: "sensor", message: "status?" }),
+    });
+    const { job_id } = (await res.json()) as any;
+    for (let i = 0; i < 200; i++) {
+      const job = (await (await fetch(`${t.service.webhookUrl}/jobs/${job_id}`, { headers: { "x-webhook-secret": secret } })).json()) as any;
+      if (job.status === "completed") break;
+      await Bun.sleep(10);
+    }
+    const { text } = await scrape(t);
+    expect(value(text, "service_job_queue_wait_seconds_count")).toBe(1);
+    expect(value(text, 'service_turns_total{channel="webhook",status="completed"}')).toBe(1);
+    expect(value(text, 'service_jobs{status="completed"}')).toBe(1);
+  } finally {
+    await t.stop();
+  }
+});
