@@ -155,7 +155,7 @@ export class Metrics {
         if (u.costUsd) s.cost.inc(u.costUsd);
         return;
       }
-      case "turn.completed":
+      case "turn.completed": {
         this.#waitingFirstText.delete(turn.id);
         // a call cut short with its turn never completes
         for (const [id, call] of this.#calls) if (call.turn === turn.id) this.#calls.delete(id);
@@ -163,6 +163,7 @@ export class Metrics {
         s[e.result?.status ?? "lost"].inc();
         s.duration.observe((Date.now() - turn.startedAt) / 1000);
         return;
+      }
     }
   }
 }
