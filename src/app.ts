@@ -8,6 +8,8 @@ import { conversationRoutes } from "./api/conversations";
 import { modelRoutes } from "./api/models";
 import { jobsRoutes } from "./gateway/jobs";
 import { egressRoutes } from "./gateway/egress";
+import { usageRoutes } from "./gateway/usage";
+import { metricsRoutes } from "./observability/metrics-route";
 import { chatRoutes } from "./gateway/chat";
 import { ChatEventHub } from "./gateway/events";
 import { approvalRoutes } from "./gateway/approvals";
@@ -25,7 +27,7 @@ import { routineRoutes } from "./routines/routes";
 export function createApp(s: Services) {
   const responses = responsesApi(s);
   // each user's turn events, for the web UI and the TUI (GET /api/chat/events)
-  const events = new ChatEventHub();
+  const events = new ChatEventHub(s.agent.bus);
   // every OpenAI-style route answers under /api/v1 and under the legacy /v1 alike
   const openAiCompatible = (prefix: string) =>
     new Elysia({ name: "openai-compatible", seed: prefix })
@@ -54,16 +56,18 @@ export function createApp(s: Services) {
       return errorResponse(error, s.log);
     })
     .use(statusRoutes(s))
+    .use(s.metrics ? metricsRoutes(s.metrics.metrics, s.metrics.tokens) : new Elysia({ name: "no-metrics" }))
     .use(openAiCompatible("/api/v1"))
     .use(openAiCompatible("/v1"))
     .use(adminRoutes(s))
     .use(ssoRoutes(s))
     .use(jobsRoutes(s))
     .use(egressRoutes(s))
+    .use(usageRoutes(s))
     .use(chatRoutes(s, events))
-    .use(approvalRoutes(s, events))
+    .use(approvalRoutes(s))
     .use(memoryRoutes(s))
-    .use(extensionRoutes(s, events))
+    .use(extensionRoutes(s))
     .use(routineRoutes(s))
     .use(webUiRoutes());
 }

@@ -103,7 +103,8 @@ export type TurnErrorCode =
   | "cancelled"
   | "shutdown"
   | "llm_not_configured"
-  | "not_found";
+  | "not_found"
+  | "budget_exceeded";
 
 /** sysexits.h's EX_CONFIG: the exit code of a configuration error, on which systemd does not restart the unit. */
 export const EXIT_CONFIG = 78;

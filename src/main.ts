@@ -16,6 +16,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   users: async () => (await import("./cli/users")).users,
   routines: async () => (await import("./cli/routines")).routines,
   status: async () => (await import("./cli/status")).status,
+  usage: async () => (await import("./cli/usage-report")).usage,
   doctor: async () => (await import("./cli/doctor")).doctor,
   // internal: one call of an extension's WebAssembly tool, in its own process (extensions/wasm/host.ts)
   "__wasm-sandbox": async () => (await import("./extensions/wasm/sandbox")).sandboxMain,

@@ -31,6 +31,9 @@ import { Routines } from "./routines/service";
 import { RoutineScheduler } from "./routines/scheduler";
 import { buildInfo, VERSION } from "./version";
 import type { Logger } from "./log";
+import { Budgets } from "./usage/budgets";
+import { UsageLedger } from "./usage/ledger";
+import { startTracing } from "./observability/tracing";
 
 export type TokenSource = ConfiguredTokenSource | "generated";
 
@@ -88,6 +91,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       ...config.llm.fallbacks.map((f) => f.apiKey),
       config.http.webhookSecret,
       ...Object.values(config.http.sources).map((s) => s.secret),
+      config.metrics.token,
       config.database.authToken,
       config.auth.sso.google?.clientSecret,
       config.auth.sso.github?.clientSecret,
@@ -133,6 +137,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     (tool) => tools.get(tool)?.ownerOnly === true,
   );
   void warnUnmatchedApproval(config.tools, { names: () => tools.specs().map((t) => t.name), servers: mcp.listings() }, log.warn);
+  const ledger = new UsageLedger({ db: database.db, log });
+  const budgets = new Budgets({ db: database.db, ledger, instanceMonthlyUsd: config.budgets.monthlyUsd, log });
   const agent = new Agent({
     db: database.db,
     llm,
@@ -149,6 +155,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     toolsReady: (signal) => mcp.ready(config.mcp.startWaitMs, signal),
     context: contextWindow.settings(config.llm),
     notes: memory,
+    usage: { prices: config.llm.prices, ledger, budgets },
     log,
   });
   // the durable job queue (webhook jobs and routine runs) and the routines' scheduler
@@ -170,6 +177,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         auth.forget(id);
         memory.forget(id);
         policies.forget(id);
+        budgets.forget(id);
       }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
     sso: new SsoService({ db: database.db, settings: config.auth.sso, auth, gatewayUrl: () => publicUrl, log }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
@@ -184,13 +192,24 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     mcp,
     extensions,
     routines,
+    budgets,
+    // prom-client is loaded only when metrics are on
+    ...(config.metrics.enabled
+      ? {
+          metrics: {
+            metrics: new (await import("./observability/metrics")).Metrics({ bus: agent.bus, db: database.db, mcp: () => mcp.status() }),
+            tokens: [token.token, ...(config.metrics.token ? [config.metrics.token] : [])],
+          },
+        }
+      : {}),
   };
 
+  const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log });
   memory.start();
   const steward = startMemorySteward();
   const app = createApp(services);
   await settledWithin(windowRead, WINDOW_START_WAIT_MS);
-  const closeAll = () => (contextWindow.close(), steward.stop(), memory.stop(), database.close());
+  const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), memory.stop(), database.close());
   const server = config.gateway.enabled
     ? await listening(closeAll, "the gateway", config.gateway, "--port or GATEWAY_PORT", () =>
         Bun.serve({
@@ -239,9 +258,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         // let running turns finish for a moment, then cancel what is left; all of it is stored
         await settledWithin(agent.idle(), config.agent.shutdownGraceMs);
         await agent.cancelAll();
+        await ledger.flush();
         await queueStopped;
         await mcp.stop();
         await extensions.stop();
+        await tracing?.shutdown();
         await settledWithin(drained, 2_000);
         void server?.stop(true);
         void webhook?.server.stop(true);

@@ -14,6 +14,8 @@ import type { ExtensionManager } from "./extensions/manager";
 import type { ContextWindow } from "./llm/window";
 import type { BuildInfo } from "./version";
 import type { Routines } from "./routines/service";
+import type { Budgets } from "./usage/budgets";
+import type { Metrics } from "./observability/metrics";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -51,4 +53,8 @@ export interface Services {
   extensions?: ExtensionManager;
   /** The users' routines: scheduled agent runs (`/api/routines`). */
   routines: Routines;
+  /** Spending limits and what was spent against them (GET /api/usage). */
+  budgets?: Budgets;
+  /** GET /metrics, when METRICS_ENABLED: the metrics and the bearer tokens that may read them. */
+  metrics?: { metrics: Metrics; tokens: string[] };
 }

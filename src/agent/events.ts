@@ -24,7 +24,16 @@ export const AgentEvent = Type.Union([
   Type.Object({ type: Type.Literal("identity.changed"), path: Type.String() }),
   /** A tool's extension is not connected (OAuth): the turn pauses after this event. */
   Type.Object({ type: Type.Literal("auth.required"), call: Call, extension: Type.String(), url: Type.String() }),
-  Type.Object({ type: Type.Literal("usage"), inputTokens: Type.Integer(), outputTokens: Type.Integer() }),
+  /** Tokens of LLM requests (see LlmEvent `usage`): `model` and the details when the provider reported them. */
+  Type.Object({
+    type: Type.Literal("usage"),
+    inputTokens: Type.Integer(),
+    outputTokens: Type.Integer(),
+    cachedTokens: Type.Optional(Type.Integer()),
+    reasoningTokens: Type.Optional(Type.Integer()),
+    costUsd: Type.Optional(Type.Number()),
+    model: Type.Optional(Type.String()),
+  }),
   /** Older turns of the thread were summarised to make room (stored already). */
   Type.Object({ type: Type.Literal("context.compacted"), item: CompactionItem }),
 ]);

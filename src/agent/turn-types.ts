@@ -2,6 +2,7 @@ import { itemId } from "../conversation/ids";
 import type { LlmOptions } from "../llm/types";
 import type { TurnErrorCode } from "../errors";
 import type { StoreWrite } from "../store/db";
+import type { TokenUsage } from "../usage/prices";
 import type { ExternalTool } from "../conversation/items";
 import type { ApprovalDecision, ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "../conversation/items";
 
@@ -51,6 +52,8 @@ export interface TurnRequest {
   approval?: ApprovalDecision;
   /** Resumes a thread waiting on an OAuth gate, once the extension has been connected. */
   authorized?: boolean;
+  /** The job or routine the turn runs for (a webhook job, a routine's run), and when that was queued (ms since the epoch). */
+  origin?: { jobId?: string; routineId?: string; queuedAt?: number };
   /**
    * Whether the channel shows gates to a person (web UI, TUI). When it does not (the
    * Responses API), a turn that reaches an approval gate fails with approval_required.
@@ -81,7 +84,8 @@ export interface TurnResult extends Omit<TurnHandle, "input"> {
   items: ConversationItem[];
   /** What the turn produced: `items` without the input. */
   output: ConversationItem[];
-  usage: { inputTokens: number; outputTokens: number };
+  /** The tokens of every LLM request of the turn, and what they cost. */
+  usage: TokenUsage;
   /** The caller tools the thread offered during this turn. */
   tools: ExternalTool[];
 }

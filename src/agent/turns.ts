@@ -19,8 +19,13 @@ import { threadTitle } from "../conversation/title";
 import { gateOf } from "./gates";
 import { newUuid, responseId } from "../conversation/ids";
 import { isUntrusted, type ConversationItem } from "../conversation/items";
-import type { AgentEvent } from "./events";
 import { agentLoop } from "./loop";
+import { TurnBus, type TurnInfo } from "./bus";
+import { TurnMeter } from "../usage/meter";
+import { microUsd, noUsage, type Prices } from "../usage/prices";
+import type { Budgets } from "../usage/budgets";
+import { localDay, type UsageRow } from "../store/usage";
+import type { UsageLedger } from "../usage/ledger";
 import { egressKey } from "./policy";
 import { TurnTrust, type DestinationRule } from "./trust";
 import type { EgressEntry } from "../store/egress";
@@ -56,14 +61,16 @@ export interface AgentDeps {
   context: ContextSettings;
   /** Where the silent step before a compaction writes its notes (workspace memory). */
   notes?: NoteStore;
+  /**
+   * What turns cost: each turn's tokens and cost stored by model (`turn_usage`), priced with
+   * `prices`; turns that would start over a budget fail. Without it turns are counted, not kept.
+   */
+  usage?: { prices: Prices; ledger: UsageLedger; budgets?: Budgets };
   log?: Logger;
 }
 
 /** What `measure` and `summarise` look at: a request's thread (if any) and input. */
 export type ViewRequest = Pick<TurnRequest, "userId" | "threadId" | "previousResponseId" | "messages" | "toolOutputs" | "externalTools">;
-
-/** Follows a turn's events; what `start` asks of a channel once the turn is accepted. */
-export type TurnEvents = (event: AgentEvent) => void;
 
 /** How a turn the service stopped under ends: cut short at shutdown, or found unfinished after a kill. */
 const STOPPED = { code: "shutdown", message: "The service stopped before this turn finished; send it again once the service is back." } as const;
@@ -77,12 +84,13 @@ interface Prepared {
   context: ThreadContext;
   input: ConversationItem[];
   policy: (toolName: string) => ApprovalPolicy;
+  /** Counts what the turn's LLM requests cost, summaries included. */
+  meter: TurnMeter;
 }
 
-/** What running the loop left: the items, the tokens, and the gate or the error it ended on. */
+/** What running the loop left: the items, and the gate or the error it ended on. */
 interface Ran {
   produced: ConversationItem[];
-  usage: TurnResult["usage"];
   gate: Gate | null;
   error: TurnResult["error"];
 }
@@ -90,23 +98,27 @@ interface Ran {
 /**
  * Runs turns. A thread runs one turn at a time: a second request waits for the first, in
  * arrival order. The lock is taken and released inside `start`/`run`, whatever happens.
+ * Every turn's events go to `bus`, whatever channel started it.
  */
 export class Agent {
+  readonly bus = new TurnBus();
   readonly #locks = new KeyedLock();
   readonly #running = new RunningTurns();
   /** What the provider's token counts taught us, for every thread. */
   readonly #calibrations = new Calibrations();
   readonly #threads = new ThreadCache();
 
-  constructor(readonly deps: AgentDeps) {}
+  constructor(readonly deps: AgentDeps) {
+    this.bus.onListenerError((e) => deps.log?.error("turn event listener failed", { error: (e as Error)?.message ?? String(e) }));
+  }
 
   /**
    * Starts a turn. Resolves once the request has been checked against its thread, with the
-   * turn and its result to come; `follow` is called then, before any event, and returns what
-   * receives the events. An invalid request rejects (InvalidRequest, 400) and changes
-   * nothing; an unknown or foreign thread rejects with ThreadNotFound.
+   * turn and its result to come; the bus has had its `turn.started` by then, before any
+   * other event of it. An invalid request rejects (InvalidRequest, 400) and changes nothing;
+   * an unknown or foreign thread rejects with ThreadNotFound.
    */
-  start(req: TurnRequest, follow?: (turn: TurnHandle) => TurnEvents | undefined): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
+  start(req: TurnRequest): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
     const threadId = req.threadId ?? newUuid();
     const requestedAt = Date.now();
     const accepted = Promise.withResolvers<{ turn: TurnHandle; result: Promise<TurnResult> }>();
@@ -115,20 +127,29 @@ export class Agent {
       const prepared = await this.#prepare(req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
       const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
       if (acknowledgedEarly(req)) await this.#acknowledge(req, turn, prepared);
-      const events = follow?.(turn) ?? undefined;
+      const info: TurnInfo = {
+        id: turn.id,
+        threadId,
+        userId: req.userId,
+        channel: req.channel,
+        ...(req.origin ? { origin: req.origin } : {}),
+        surfacesGates: req.surfacesGates ?? false,
+        startedAt: Date.now(),
+      };
+      this.bus.publish(info, { type: "turn.started", turn, request: req });
       isAccepted = true;
       accepted.resolve({ turn, result });
-      return this.#execute(req, turn, prepared, events, requestedAt);
+      return this.#execute(req, turn, prepared, info, requestedAt);
     });
-    // refused, or its follower failed before it began: the caller hears it from `start`
+    // refused before it began: the caller hears it from `start`
     result.catch((e) => isAccepted || accepted.reject(e));
     this.#running.track(req.userId, result);
     return accepted.promise;
   }
 
   /** Runs a turn to its end: `start`, then its result. */
-  async run(req: TurnRequest, events?: TurnEvents): Promise<TurnResult> {
-    return (await this.start(req, () => events)).result;
+  async run(req: TurnRequest): Promise<TurnResult> {
+    return (await this.start(req)).result;
   }
 
   /** Runs `fn` holding the thread's lock, as a turn would: no turn of the thread runs meanwhile. */
@@ -253,12 +274,14 @@ export class Agent {
     deadline?: number,
     /** Refuse (400) an input that could never fit: what a turn does before it stores anything. */
     check = true,
-  ): Promise<Pick<Prepared, "context" | "input" | "policy"> & { offered: ToolSpec[] }> {
+  ): Promise<Pick<Prepared, "context" | "input" | "policy" | "meter"> & { offered: ToolSpec[] }> {
     const { deps } = this;
     const policy = withMemory(await deps.policies(req.userId), req.memory);
+    const meter = new TurnMeter(deps.usage?.prices ?? {});
+    const llm = meter.wrap(deps.llm);
     const context = new ThreadContext(
       {
-        llm: deadline ? { ...deps.llm, stream: (r) => deps.llm.stream({ ...r, deadline: r.deadline ?? deadline }) } : deps.llm,
+        llm: deadline ? { ...llm, stream: (r) => llm.stream({ ...r, deadline: r.deadline ?? deadline }) } : llm,
         settings: deps.context,
         calibrations: this.#calibrations,
         noteTool: deps.tools.specs().find((t) => t.name === "memory_write"),
@@ -283,7 +306,7 @@ export class Agent {
     const offer = new ToolOffer({ registry: deps.tools, external: req.externalTools ?? threadTools ?? [], policy, budget: context.budget });
     const offered = offer.specs();
     if (check) context.checkInput(input, offered);
-    return { context, input, policy, offered };
+    return { context, input, policy, meter, offered };
   }
 
   /**
@@ -293,7 +316,7 @@ export class Agent {
    */
   async #acknowledge(req: TurnRequest, turn: TurnHandle, prepared: Prepared): Promise<void> {
     const { context } = prepared;
-    const stopped = { status: "failed" as const, error: { ...STOPPED }, usage: { inputTokens: 0, outputTokens: 0 }, tools: req.externalTools ?? prepared.tools ?? [] };
+    const stopped = { status: "failed" as const, error: { ...STOPPED }, usage: noUsage(), tools: req.externalTools ?? prepared.tools ?? [] };
     await acknowledgeTurn(this.deps.db, {
       ...turnRows(req, turn, prepared, stopped),
       items: turn.input.map((item, i) => ({ seq: context.nextSeq + i, item, input: true })),
@@ -302,12 +325,18 @@ export class Agent {
     context.stored(turn.input.length);
   }
 
-  /** Runs the accepted turn to its end and stores it; it counts as running until it is stored. */
-  async #execute(req: TurnRequest, turn: TurnHandle, prepared: Prepared, events: TurnEvents | undefined, requestedAt: number): Promise<TurnResult> {
-    const startedAt = Date.now();
+  /**
+   * Runs the accepted turn to its end and stores it, with what it cost; it counts as running
+   * until it is stored. The bus hears its end (`turn.completed`) once it is stored.
+   */
+  async #execute(req: TurnRequest, turn: TurnHandle, prepared: Prepared, info: TurnInfo, requestedAt: number): Promise<TurnResult> {
+    const startedAt = info.startedAt;
     const external = req.externalTools ?? prepared.tools ?? [];
+    prepared.meter.ended = (e) => this.bus.publish(info, e);
+    let waiting: "approval" | "oauth" | null = null;
     const run = this.#running.run(turn.id, req.userId, { timeoutMs: req.timeoutMs, since: requestedAt }, async (signal) => {
-      const ran = await this.#drive(req, turn, prepared, external, signal, requestedAt, events);
+      const ran = await this.#drive(req, turn, prepared, external, signal, requestedAt, info);
+      if (ran.gate?.kind === "approval" || ran.gate?.kind === "oauth") waiting = ran.gate.kind;
       const result: TurnResult = {
         id: turn.id,
         threadId: turn.threadId,
@@ -317,21 +346,54 @@ export class Agent {
         error: ran.error,
         items: ran.produced,
         output: ran.produced.slice(turn.input.length),
-        usage: ran.usage,
+        usage: prepared.meter.total(),
         tools: external,
       };
       if (req.store !== false) await this.#commit(req, turn, prepared, result, ran.gate);
+      // what it cost counts whether or not the turn is kept
+      this.deps.usage?.ledger.add(this.#usageRows(req, turn, prepared.meter));
       return result;
     });
     try {
       const result = await run;
       logTurn(this.deps.log, result, req, startedAt);
+      await this.#spent(req.userId, result.usage.costUsd, info);
+      this.bus.publish(info, { type: "turn.completed", result, waiting });
       return result;
     } catch (e) {
       // not the turn's failure but the service's (the store is down): said once, here
       this.deps.log?.error("turn", { response_id: turn.id, thread_id: turn.threadId, user_id: req.userId, channel: req.channel, status: "lost", duration_ms: Date.now() - startedAt, error: (e as Error).message });
+      this.bus.publish(info, { type: "turn.completed", error: e as Error, waiting: null });
       throw e;
     }
+  }
+
+  /** The turn's usage rows, one per model that answered; none when nothing is kept. */
+  #usageRows(req: TurnRequest, turn: TurnHandle, meter: TurnMeter): UsageRow[] {
+    if (!this.deps.usage || !meter.byModel.size) return [];
+    const now = Date.now();
+    const day = localDay(now);
+    return [...meter.byModel].map(([model, u]) => ({
+      responseId: turn.id,
+      userId: req.userId,
+      threadId: turn.threadId,
+      channel: req.channel,
+      routineId: req.origin?.routineId ?? null,
+      model,
+      inputTokens: u.inputTokens,
+      cachedTokens: u.cachedTokens,
+      outputTokens: u.outputTokens,
+      reasoningTokens: u.reasoningTokens,
+      costMicroUsd: microUsd(u.costUsd),
+      day,
+      createdAt: now,
+    }));
+  }
+
+  /** A turn's cost counted against the user's budgets: past 80 % of one, the user is told (and the log). */
+  async #spent(userId: string, costUsd: number, info: TurnInfo): Promise<void> {
+    const warning = await this.deps.usage?.budgets?.recorded(userId, costUsd).catch((e) => void this.deps.log?.error("budget", { error: (e as Error).message }));
+    if (warning) this.bus.publish(info, { type: "budget.warning", message: warning });
   }
 
   /** The agent loop over this turn, its events passed on; a turn cut short or failed ends with its error. */
@@ -342,13 +404,14 @@ export class Agent {
     external: ExternalTool[],
     signal: AbortSignal,
     requestedAt: number,
-    events: TurnEvents | undefined,
+    info: TurnInfo,
   ): Promise<Ran> {
     const { deps } = this;
     const { gate } = prepared;
     const produced = [...turn.input];
-    const usage = { inputTokens: 0, outputTokens: 0 };
     try {
+      // over a budget: the turn fails before the model is asked anything
+      await deps.usage?.budgets?.check(req.userId);
       await deps.toolsReady?.(signal);
       // "always" is per destination for a call that could carry data out, never for an identity file's change
       if (req.approval === "always" && gate?.kind === "approval" && !gate.details.diff) {
@@ -360,7 +423,7 @@ export class Agent {
         destinations: (await deps.destinations?.(req.userId)) ?? (() => undefined),
       });
       const loop = agentLoop({
-        llm: deps.llm,
+        llm: prepared.meter.wrap(deps.llm),
         tools: deps.tools,
         external,
         context: prepared.context,
@@ -382,18 +445,14 @@ export class Agent {
       });
       for (;;) {
         const next = await loop.next();
-        if (next.done) return { produced, usage, ...gateOf(next.value, turn.id, req.surfacesGates ?? false, deps.gateUrl(turn.threadId)) };
-        if (next.value.type === "usage") {
-          usage.inputTokens += next.value.inputTokens;
-          usage.outputTokens += next.value.outputTokens;
-        }
-        events?.(next.value);
+        if (next.done) return { produced, ...gateOf(next.value, turn.id, req.surfacesGates ?? false, deps.gateUrl(turn.threadId)) };
+        this.bus.publish(info, next.value);
       }
     } catch (e) {
       const reason = signal.aborted ? signal.reason : e;
       if (!(reason instanceof TurnError)) throw reason;
       // a provider's error text may quote a key: it reaches the caller redacted
-      return { produced, usage, gate: null, error: { code: reason.code, message: deps.safety.redact(reason.message) } };
+      return { produced, gate: null, error: { code: reason.code, message: deps.safety.redact(reason.message) } };
     }
   }
 
@@ -432,7 +491,9 @@ function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcom
       error: outcome.error,
       inputTokens: outcome.usage.inputTokens,
       outputTokens: outcome.usage.outputTokens,
-      costMicroUsd: 0,
+      cachedTokens: outcome.usage.cachedTokens,
+      reasoningTokens: outcome.usage.reasoningTokens,
+      costMicroUsd: microUsd(outcome.usage.costUsd),
       meta: req.meta ?? null,
       createdAt: turn.createdAt,
     },

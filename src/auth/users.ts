@@ -31,7 +31,12 @@ export interface UserPatch {
   role?: Role;
   status?: "active" | "suspended";
   display_name?: string;
+  /** USD; null removes that budget, undefined leaves it. */
+  budget?: { daily_usd?: number | null; monthly_usd?: number | null };
 }
+
+const micro = (usd: number | null) => (usd === null ? null : Math.round(usd * 1e6));
+const usd = (micro: number | null) => (micro === null ? null : micro / 1e6);
 
 /**
  * A user as the admin API and `service users` show it. `sign_in` says how they sign in: the
@@ -47,6 +52,8 @@ export function userRecord(u: UserRow, methods: Map<string, string[]>) {
     created_at: u.createdAt,
     updated_at: u.updatedAt,
     sign_in: u.id === OWNER_ID ? ["instance_token", ...(methods.get(u.id) ?? [])] : (methods.get(u.id) ?? []),
+    /** What the user's turns may cost a day and a month (USD), null where no budget is set. */
+    budget: { daily_usd: usd(u.budgetDailyMicroUsd), monthly_usd: usd(u.budgetMonthlyMicroUsd) },
   };
 }
 export type UserRecord = ReturnType<typeof userRecord>;
@@ -93,6 +100,8 @@ export class UserAdmin {
       ...(patch.role !== undefined ? { role: patch.role } : {}),
       ...(patch.status !== undefined ? { status: patch.status } : {}),
       ...(patch.display_name !== undefined ? { displayName: patch.display_name } : {}),
+      ...(patch.budget?.daily_usd !== undefined ? { budgetDailyMicroUsd: micro(patch.budget.daily_usd) } : {}),
+      ...(patch.budget?.monthly_usd !== undefined ? { budgetMonthlyMicroUsd: micro(patch.budget.monthly_usd) } : {}),
     });
     // a suspension ends the user's SSO sessions for good: they do not come back with "active"
     if (patch.status === "suspended") await deleteUserSessions(this.deps.db, id);

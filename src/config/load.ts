@@ -80,6 +80,11 @@ const int = (v: string | undefined, name: string) => {
   if (!/^\s*-?\d+\s*$/.test(v)) throw new ConfigError(`${name} must be an integer, not '${v}'`);
   return Number(v);
 };
+const num = (v: string | undefined, name: string) => {
+  if (v === undefined || v === "") return undefined;
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(v)) throw new ConfigError(`${name} must be a number, not '${v}'`);
+  return Number(v);
+};
 const str = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
 /** A comma-separated list; unset or empty is no value (the other layers stand). */
 const list = (v: string | undefined) => {
@@ -111,6 +116,9 @@ export function envLayer(env: Env): ConfigLayer {
       memoryFlush: bool(env.LLM_MEMORY_FLUSH, "LLM_MEMORY_FLUSH"),
     },
     database: { url: str(env.DATABASE_URL), authToken: str(env.DATABASE_AUTH_TOKEN) },
+    budgets: { monthlyUsd: num(env.BUDGET_MONTHLY_USD, "BUDGET_MONTHLY_USD") },
+    metrics: { enabled: bool(env.METRICS_ENABLED, "METRICS_ENABLED"), token: str(env.METRICS_TOKEN) },
+    telemetry: { otlpEndpoint: str(env.OTEL_EXPORTER_OTLP_ENDPOINT), serviceName: str(env.OTEL_SERVICE_NAME) },
     gateway: {
       enabled: bool(env.GATEWAY_ENABLED, "GATEWAY_ENABLED"),
       host: str(env.GATEWAY_HOST),

@@ -70,8 +70,54 @@ export const ConfigSchema = Type.Object({
         env: "LLM_MEMORY_FLUSH",
         description: "before compacting, one silent step in which the agent saves what should last to memory",
       }),
+      prices: Type.Record(
+        Type.String(),
+        Type.Object({
+          input_per_mtok: Type.Number({ minimum: 0 }),
+          output_per_mtok: Type.Number({ minimum: 0 }),
+          cached_input_per_mtok: Type.Optional(Type.Number({ minimum: 0 })),
+        }),
+        {
+          description:
+            '`{"<model>": {input_per_mtok, output_per_mtok, cached_input_per_mtok}}`: USD per million tokens, for what turns cost; a cost the provider reports (OpenRouter\'s `usage.cost`) wins (config.json only)',
+        },
+      ),
     },
     { description: "the LLM" },
+  ),
+  budgets: Type.Object(
+    {
+      monthlyUsd: Type.Optional(
+        Type.Number({
+          minimum: 0,
+          env: "BUDGET_MONTHLY_USD",
+          description: "what all turns of the instance may cost a calendar month (USD); a turn that would start over it fails with `budget_exceeded`",
+        }),
+      ),
+    },
+    { description: "spending limits (per-user ones are set through the admin API)" },
+  ),
+  metrics: Type.Object(
+    {
+      enabled: Type.Boolean({ env: "METRICS_ENABLED", description: "`GET /metrics` in the Prometheus text format" }),
+      token: Type.Optional(
+        Type.String({ minLength: 1, env: "METRICS_TOKEN", defaultText: "the instance token", description: "the bearer token `GET /metrics` asks for" }),
+      ),
+    },
+    { description: "Prometheus metrics" },
+  ),
+  telemetry: Type.Object(
+    {
+      otlpEndpoint: Type.Optional(
+        Type.String({
+          minLength: 1,
+          env: "OTEL_EXPORTER_OTLP_ENDPOINT",
+          description: "an OpenTelemetry collector (`http://host:4318`): traces of turns, LLM requests and tool calls go to `<endpoint>/v1/traces` over OTLP/HTTP",
+        }),
+      ),
+      serviceName: Type.String({ minLength: 1, env: "OTEL_SERVICE_NAME", description: "the `service.name` the traces carry" }),
+    },
+    { description: "OpenTelemetry traces" },
   ),
   database: Type.Object(
     {
@@ -300,7 +346,10 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 export const DEFAULTS: Config = {
-  llm: { maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true },
+  llm: { maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} },
+  budgets: {},
+  metrics: { enabled: false },
+  telemetry: { serviceName: "service" },
   database: {},
   gateway: { enabled: true, host: "127.0.0.1", port: 3000 },
   cli: { enabled: true },

@@ -4,7 +4,6 @@ import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
-import type { ChatEventHub } from "./events";
 import { NotFound } from "../errors";
 import { getGate, listApprovalGates } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
@@ -19,7 +18,7 @@ export const DecisionBody = Type.Object(
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls
  * waiting for this user's decision, and the decision, which runs the paused turn on.
  */
-export function approvalRoutes(s: Services, events: ChatEventHub) {
+export function approvalRoutes(s: Services) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
     .get("/api/chat/approvals", async ({ principal }) => ({
@@ -38,7 +37,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // someone else's thread reads as no thread at all (ThreadNotFound: 404)
-        const r = await events.run(s.agent, {
+        const r = await s.agent.run({
           channel: "chat",
           userId: principal.userId,
           threadId,

@@ -34,7 +34,17 @@ export type CompactionMark = Static<typeof CompactionMark>;
 
 /** What the web UI and the TUI receive on GET /api/chat/events, one SSE event each. */
 export const ChatEvent = Type.Union([
-  Type.Object({ type: Type.Literal("turn.started"), ...Ids }),
+  Type.Object({
+    type: Type.Literal("turn.started"),
+    ...Ids,
+    /** What started the turn: `chat` (web UI, TUI), `responses` (the API) or `webhook` (a job, a routine's run). */
+    channel: Type.Optional(Type.String()),
+    /** The webhook job, or the routine, the turn runs for. */
+    job_id: Type.Optional(Type.String()),
+    routine_id: Type.Optional(Type.String()),
+  }),
+  /** With this turn the user's spending passed 80 % of a budget. */
+  Type.Object({ type: Type.Literal("budget.warning"), ...Ids, message: Type.String() }),
   Type.Object({ type: Type.Literal("message.started"), ...Ids, item_id: Type.String() }),
   Type.Object({ type: Type.Literal("message.delta"), ...Ids, item_id: Type.String(), delta: Type.String() }),
   Type.Object({

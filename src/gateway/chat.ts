@@ -27,7 +27,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
   const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
     if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
-    return events.start(s.agent, {
+    return s.agent.start({
       channel: "chat",
       userId: p.userId,
       threadId,

@@ -1,73 +1,132 @@
-import type { AgentEvent } from "../agent/events";
-import type { Agent } from "../agent/turns";
-import type { TurnHandle, TurnRequest, TurnResult } from "../agent/turn-types";
+import type { TurnBus, TurnEvent, TurnInfo } from "../agent/bus";
 import type { CompactionItem } from "../conversation/items";
+import { sseFrames } from "../http/sse";
 import { unwrapToolOutput } from "../safety/injection";
 import type { ChatEvent, CompactionMark } from "./chat-wire";
 
 export type { ChatEvent };
 
-type Listener = (event: ChatEvent) => void;
+/** Hears SSE frames: one chunk for the events of a moment, the same bytes for every stream. */
+type Listener = (frames: Uint8Array) => void;
+type Delta = Extract<ChatEvent, { type: "message.delta" | "reasoning.delta" }>;
 
-/** Fans a user's turn events out to every open event stream of that user. */
+/** How long deltas of one message are gathered into one event for a user's streams. */
+export const COALESCE_MS = 50;
+
+/**
+ * Every turn of a user, whatever started it (chat, the Responses API, a webhook job, a
+ * routine), as chat events on that user's open event streams (GET /api/chat/events): the web
+ * UI and the TUI. It hears the agent's bus; users with no stream open cost a lookup.
+ */
 export class ChatEventHub {
-  readonly #listeners = new Map<string, Set<Listener>>();
+  readonly #feeds = new Map<string, UserFeed>();
+
+  constructor(bus: TurnBus) {
+    bus.subscribe((turn, event) => {
+      const feed = this.#feeds.get(turn.userId);
+      if (!feed) return;
+      const e = chatEvent(turn, event);
+      if (e) feed.push(e);
+    });
+  }
 
   subscribe(userId: string, listener: Listener): () => void {
-    let set = this.#listeners.get(userId);
-    if (!set) this.#listeners.set(userId, (set = new Set()));
-    set.add(listener);
+    let feed = this.#feeds.get(userId);
+    if (!feed) this.#feeds.set(userId, (feed = new UserFeed()));
+    feed.listeners.add(listener);
     return () => {
-      set.delete(listener);
-      if (!set.size) this.#listeners.delete(userId);
+      feed.listeners.delete(listener);
+      if (!feed.listeners.size && this.#feeds.get(userId) === feed) {
+        feed.close();
+        this.#feeds.delete(userId);
+      }
     };
-  }
-
-  publish(userId: string, event: ChatEvent): void {
-    for (const listener of this.#listeners.get(userId) ?? []) listener(event);
-  }
-
-  /**
-   * Starts a turn whose events reach the user's open event streams, from `turn.started` to
-   * `turn.completed`; resolves once the agent has accepted it (see Agent.start).
-   */
-  async start(agent: Agent, req: TurnRequest): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
-    const { userId } = req;
-    let waiting: "approval" | "oauth" | null = null;
-    const { turn, result } = await agent.start(req, (turn) => {
-      const ids = { thread_id: turn.threadId, response_id: turn.id };
-      this.publish(userId, { type: "turn.started", ...ids });
-      return (ev) => {
-        if (ev.type === "approval.required") waiting = "approval";
-        if (ev.type === "auth.required") waiting = "oauth";
-        const event = chatEvent(ev, ids);
-        if (event) this.publish(userId, event);
-      };
-    });
-    const ids = { thread_id: turn.threadId, response_id: turn.id };
-    const published = result.then(
-      (r) => {
-        this.publish(userId, { type: "turn.completed", ...ids, status: r.status, error: r.error, waiting });
-        return r;
-      },
-      (e) => {
-        // not the turn's failure (the store is down): the envelope's words, with no turn code
-        this.publish(userId, { type: "turn.completed", ...ids, status: "failed", error: { code: null, message: (e as Error).message }, waiting: null });
-        throw e;
-      },
-    );
-    published.catch(() => {});
-    return { turn, result: published };
-  }
-
-  /** Runs a turn to its end, publishing its events. */
-  async run(agent: Agent, req: TurnRequest): Promise<TurnResult> {
-    return (await this.start(agent, req)).result;
   }
 }
 
-function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string }): ChatEvent | undefined {
+/**
+ * One user's open streams. The events of a moment (those sent in one tick) are serialised
+ * once, into one chunk that every stream writes as it is. Deltas are gathered for COALESCE_MS, per message: a delta after a quiet
+ * moment goes at once, the ones that follow within the window go together, one per message,
+ * and any other event sends what was gathered first, so the order within a turn holds.
+ */
+class UserFeed {
+  readonly listeners = new Set<Listener>();
+  readonly #pending = new Map<string, Delta>();
+  #outbox: ChatEvent[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #lastDelta = -Infinity;
+
+  push(e: ChatEvent): void {
+    if (e.type === "message.delta" || e.type === "reasoning.delta") return this.#delta(e);
+    this.#flush();
+    this.#send(e);
+  }
+
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #delta(e: Delta): void {
+    const key = `${e.response_id} ${e.type} ${e.item_id}`;
+    const gathered = this.#pending.get(key);
+    if (gathered) {
+      gathered.delta += e.delta;
+      return;
+    }
+    const since = performance.now() - this.#lastDelta;
+    if (since >= COALESCE_MS && !this.#pending.size) {
+      this.#lastDelta = performance.now();
+      this.#send(e);
+      return;
+    }
+    this.#pending.set(key, { ...e });
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#flush();
+    }, Math.max(0, COALESCE_MS - since));
+    this.#timer.unref?.();
+  }
+
+  #flush(): void {
+    if (!this.#pending.size) return;
+    const gathered = [...this.#pending.values()];
+    this.#pending.clear();
+    this.#lastDelta = performance.now();
+    for (const e of gathered) this.#send(e);
+  }
+
+  #send(e: ChatEvent): void {
+    if (this.#outbox.push(e) === 1) queueMicrotask(() => this.#write());
+  }
+
+  #write(): void {
+    const frames = sseFrames(this.#outbox);
+    this.#outbox = [];
+    for (const l of this.listeners) l(frames);
+  }
+}
+
+/** A turn's event as the chat UIs see it; undefined for what they do not show. */
+function chatEvent(turn: TurnInfo, ev: TurnEvent): ChatEvent | undefined {
+  const ids = { thread_id: turn.threadId, response_id: turn.id };
   switch (ev.type) {
+    case "turn.started":
+      return {
+        type: "turn.started",
+        ...ids,
+        channel: turn.channel,
+        ...(turn.origin?.jobId ? { job_id: turn.origin.jobId } : {}),
+        ...(turn.origin?.routineId ? { routine_id: turn.origin.routineId } : {}),
+      };
+    case "turn.completed":
+      if (ev.result) return { type: "turn.completed", ...ids, status: ev.result.status, error: ev.result.error, waiting: ev.waiting };
+      // not the turn's failure (the store is down): the envelope's words, with no turn code
+      return { type: "turn.completed", ...ids, status: "failed", error: { code: null, message: ev.error?.message ?? "The turn was lost." }, waiting: null };
+    case "budget.warning":
+      return { type: "budget.warning", ...ids, message: ev.message };
     case "message.started":
       return { type: "message.started", ...ids, item_id: ev.itemId };
     case "text.delta":
@@ -81,6 +140,8 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
     case "tool.completed":
       return { type: "tool.completed", ...ids, call_id: ev.item.call_id, output: unwrapToolOutput(ev.item.output), is_error: ev.isError };
     case "approval.required":
+      // a channel where nobody answers prompts (the Responses API) fails the turn instead
+      if (!turn.surfacesGates) return undefined;
       return {
         type: "approval.required",
         ...ids,
@@ -93,6 +154,7 @@ function chatEvent(ev: AgentEvent, ids: { thread_id: string; response_id: string
     case "identity.changed":
       return { type: "identity.changed", ...ids, path: ev.path };
     case "auth.required":
+      if (!turn.surfacesGates) return undefined;
       return { type: "auth.required", ...ids, call_id: ev.call.call_id, tool: ev.call.name, extension: ev.extension, connect_url: ev.url };
     case "context.compacted":
       return { type: "thread.compacted", ...ids, compaction: compactionMark(ev.item) };

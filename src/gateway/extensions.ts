@@ -2,7 +2,6 @@ import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { authedJson, requireAdmin, requireAuth } from "../http/auth";
 import type { Services } from "../services";
-import type { ChatEventHub } from "./events";
 import { Unavailable } from "../errors";
 import type { ExtensionManager } from "../extensions/manager";
 import { listOAuthGates } from "../store/extensions";
@@ -21,7 +20,7 @@ function extensionsOf(s: Services): ExtensionManager {
  * code with PKCE). The callback is public (the authorization server sends the browser there);
  * the state it carries, issued once to a signed-in user, is what it is checked by.
  */
-export function extensionRoutes(s: Services, events: ChatEventHub) {
+export function extensionRoutes(s: Services) {
   return (
     new Elysia({ name: "extensions" })
       .get("/oauth/callback", async ({ query }) => {
@@ -41,7 +40,7 @@ export function extensionRoutes(s: Services, events: ChatEventHub) {
           return resultPage(400, "Not connected", (e as Error).message);
         }
         s.log(`extension ${done.extension}: connected for user ${done.userId}`);
-        await resumeWaitingTurns(s, events, done.userId, done.extension);
+        await resumeWaitingTurns(s, done.userId, done.extension);
         return resultPage(200, "Connected", `The extension ${done.extension} is connected. You can close this tab.`);
       })
       // the page a gate's message links to: it starts the connection with the web UI's sign-in
@@ -75,10 +74,10 @@ export function extensionRoutes(s: Services, events: ChatEventHub) {
  * events reach the web UI and the TUI. They run in the background: the callback page does
  * not wait for them.
  */
-async function resumeWaitingTurns(s: Services, events: ChatEventHub, userId: string, extension: string): Promise<void> {
+async function resumeWaitingTurns(s: Services, userId: string, extension: string): Promise<void> {
   for (const gate of await listOAuthGates(s.db, userId, extension)) {
     void (async () => {
-      await events.run(s.agent, {
+      await s.agent.run({
         channel: "chat",
         userId,
         threadId: gate.threadId,

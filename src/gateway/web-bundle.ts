@@ -22,6 +22,8 @@ export async function bundleWebUi(): Promise<WebFile[]> {
     minify: true,
     sourcemap: "none",
     publicPath: "/",
+    // pages that load a library of their own (the Usage page's charts) load it when opened
+    splitting: true,
     naming: { entry: "[name].[ext]", chunk: "assets/[name]-[hash].[ext]", asset: "assets/[name]-[hash].[ext]" },
     throw: false,
   });

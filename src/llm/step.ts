@@ -16,7 +16,14 @@ interface Delta {
 
 interface Chunk {
   choices?: { delta?: Delta | null; message?: Delta | null; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number } | null;
+    completion_tokens_details?: { reasoning_tokens?: number } | null;
+    /** What the request cost in USD, as OpenRouter reports it (https://openrouter.ai/docs/use-cases/usage-accounting). */
+    cost?: number;
+  } | null;
   error?: { message?: string } | string;
 }
 
@@ -43,7 +50,7 @@ export async function* step(client: OpenAI, model: string, req: LlmRequest): Asy
       { signal: req.signal },
     )
     .withResponse();
-  const reader = new StepReader();
+  const reader = new StepReader(model);
   try {
     if (/json/i.test(response.headers.get("content-type") ?? "")) {
       // a streamed request answered with one whole completion: Ollama did so whenever tools
@@ -66,6 +73,20 @@ export async function* step(client: OpenAI, model: string, req: LlmRequest): Asy
   yield* reader.end();
 }
 
+/** A chunk's `usage` as an event: the counts OpenAI-compatible servers send, and a cost where the provider says it. */
+function usageEvent(u: NonNullable<Chunk["usage"]>, model: string): LlmEvent {
+  const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+  return {
+    type: "usage",
+    inputTokens: count(u.prompt_tokens),
+    outputTokens: count(u.completion_tokens),
+    cachedTokens: count(u.prompt_tokens_details?.cached_tokens),
+    reasoningTokens: count(u.completion_tokens_details?.reasoning_tokens),
+    ...(typeof u.cost === "number" && Number.isFinite(u.cost) && u.cost >= 0 ? { costUsd: u.cost } : {}),
+    model,
+  };
+}
+
 /** What one step's chunks add up to: answer and reasoning as they come, the calls at the end. */
 class StepReader {
   readonly #think = new ThinkSplitter();
@@ -75,9 +96,11 @@ class StepReader {
   /** Something of the answer arrived: the step can no longer be retried. */
   output = false;
 
+  constructor(readonly model: string) {}
+
   *chunk(chunk: Chunk): Generator<LlmEvent> {
     if (chunk.error) throw new Error(typeof chunk.error === "string" ? chunk.error : (chunk.error.message ?? "the provider reported an error"));
-    if (chunk.usage) yield { type: "usage", inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    if (chunk.usage) yield usageEvent(chunk.usage, this.model);
     const choice = chunk.choices?.[0];
     if (!choice) return;
     if (choice.finish_reason) {

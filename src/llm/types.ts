@@ -60,7 +60,13 @@ export type LlmEvent =
   | { type: "reasoning"; delta: string }
   /** The calls the step asked for, once all of them are complete. */
   | { type: "tool_calls"; calls: ToolCall[] }
-  | { type: "usage"; inputTokens: number; outputTokens: number }
+  /**
+   * What one request cost, as the provider reported it: `cachedTokens` of `inputTokens` were
+   * read from its prompt cache, `reasoningTokens` of `outputTokens` were reasoning; `costUsd`
+   * when the provider says what it charged (OpenRouter's `usage.cost`); `model` is the one
+   * that answered (a fallback's, a summary's own).
+   */
+  | { type: "usage"; inputTokens: number; outputTokens: number; cachedTokens?: number; reasoningTokens?: number; costUsd?: number; model?: string }
   /** The provider cut the answer at its token limit (`finish_reason: "length"`). */
   | { type: "truncated" };
 

@@ -188,3 +188,8 @@ export async function pendingCallbacks(db: Db): Promise<Pick<JobRow, "id" | "cal
     .where(and(eq(jobs.callbackStatus, "pending"), inArray(jobs.status, ["completed", "failed"])))
     .orderBy(asc(jobs.seq));
 }
+
+/** How many jobs are in each status (the metrics' `service_jobs`). */
+export async function countJobsByStatus(db: Db): Promise<{ status: JobRow["status"]; count: number }[]> {
+  return db.select({ status: jobs.status, count: sql<number>`count(*)` }).from(jobs).groupBy(jobs.status);
+}

@@ -20,6 +20,9 @@ export const users = sqliteTable("users", {
   role: text("role", { enum: ["owner", "admin", "member"] }).notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  /** What the user's turns may cost a day and a month (micro-USD); null: no budget of their own. */
+  budgetDailyMicroUsd: integer("budget_daily_micro_usd"),
+  budgetMonthlyMicroUsd: integer("budget_monthly_micro_usd"),
 });
 
 /** Per-user API tokens; only a SHA-256 hash is kept. */
@@ -73,6 +76,10 @@ export const responses = sqliteTable(
     error: text("error", { mode: "json" }).$type<{ code: TurnErrorCode; message: string }>(),
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
+    /** Of the input tokens, those the provider read from its prompt cache. */
+    cachedTokens: integer("cached_tokens").notNull().default(0),
+    /** Of the output tokens, the model's reasoning. */
+    reasoningTokens: integer("reasoning_tokens").notNull().default(0),
     costMicroUsd: integer("cost_micro_usd").notNull().default(0),
     /** Request facts the response object reports back (instructions, previous id, ...). */
     meta: text("meta", { mode: "json" }).$type<Record<string, unknown>>(),
@@ -241,6 +248,35 @@ export const routineRuns = sqliteTable(
     jobId: text("job_id"),
   },
   (t) => [uniqueIndex("routine_runs_tick").on(t.routineId, t.trigger, t.scheduledFor), index("routine_runs_user").on(t.userId)],
+);
+
+/**
+ * What each turn cost, one row per model that answered in it: kept apart from the response,
+ * so that a turn with `store: false` counts, and deleting a thread does not refund its spending.
+ * `day` is the local date the turn ended (YYYY-MM-DD): days and months of budgets and reports.
+ */
+export const turnUsage = sqliteTable(
+  "turn_usage",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    responseId: text("response_id").notNull(),
+    userId: text("user_id").notNull(),
+    threadId: text("thread_id").notNull(),
+    /** responses, chat or webhook. */
+    channel: text("channel").notNull(),
+    /** The routine whose run the turn was, if any. */
+    routineId: text("routine_id"),
+    /** The LLM model that answered, as priced. */
+    model: text("model").notNull(),
+    inputTokens: integer("input_tokens").notNull(),
+    cachedTokens: integer("cached_tokens").notNull(),
+    outputTokens: integer("output_tokens").notNull(),
+    reasoningTokens: integer("reasoning_tokens").notNull(),
+    costMicroUsd: integer("cost_micro_usd").notNull(),
+    day: text("day").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("turn_usage_day").on(t.day), index("turn_usage_user_day").on(t.userId, t.day)],
 );
 
 /** Workspace memory: one text document per user and path (see src/memory/). */

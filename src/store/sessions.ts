@@ -20,7 +20,7 @@ export async function findUserBySessionHash(db: Db, hash: string, now = Date.now
  */
 export async function startSession(
   db: Db,
-  p: { session: typeof ssoSessions.$inferInsert; identity: typeof ssoIdentities.$inferInsert; newUser?: UserRow },
+  p: { session: typeof ssoSessions.$inferInsert; identity: typeof ssoIdentities.$inferInsert; newUser?: typeof users.$inferInsert },
 ): Promise<void> {
   const { session, identity } = p;
   const prune = db.delete(ssoSessions).where(lte(ssoSessions.expiresAt, session.createdAt));

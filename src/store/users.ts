@@ -30,6 +30,8 @@ export async function createUserWithToken(
     role: user.role,
     createdAt: now,
     updatedAt: now,
+    budgetDailyMicroUsd: null,
+    budgetMonthlyMicroUsd: null,
   };
   await db.batch([
     db.insert(users).values(row),
@@ -59,7 +61,7 @@ export async function getUser(db: Db, id: string): Promise<UserRow | undefined> 
 export async function updateUser(
   db: Db,
   id: string,
-  patch: Partial<Pick<UserRow, "role" | "status" | "displayName">>,
+  patch: Partial<Pick<UserRow, "role" | "status" | "displayName" | "budgetDailyMicroUsd" | "budgetMonthlyMicroUsd">>,
 ): Promise<UserRow | undefined> {
   return (
     await db
@@ -104,6 +106,7 @@ export async function deleteUserData(db: Db, userId: string, vectorDims: number[
       byUser("tool_policies"),
       byUser("agent_files"),
       byUser("egress_log"),
+      byUser("turn_usage"),
       byUser("extension_credentials"),
       byUser("oauth_states"),
       byUser("tokens"),

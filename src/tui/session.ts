@@ -196,6 +196,8 @@ export class ChatSession {
       void this.refreshThreads();
     }
     if (e.type === "approval.required" && e.thread_id === this.threadId) this.approval.show(true);
+    // a turn another channel started (a webhook job, a routine, the API): its thread is listed while it runs
+    if (e.type === "turn.started" && e.channel !== undefined && e.channel !== "chat") void this.refreshThreads();
   }
 
   #onConnection(state: StreamState, detail?: string): void {

@@ -173,7 +173,7 @@ describe("shutdown", () => {
     const agent = t.service.services.agent;
     const inside = Promise.withResolvers<void>();
     const start = agent.start.bind(agent);
-    agent.start = (req, follow) => (inside.resolve(), start(req, follow));
+    agent.start = (req) => (inside.resolve(), start(req));
     const waiting = t.respond({ model: "m", input: "queued", previous_response_id: first.body.id });
     await inside.promise;
     const asked = t.llm.chatRequests().length;

@@ -27,7 +27,7 @@ beforeAll(async () => {
   op = await listenOidcProvider({ alice: { email: "alice@example.com", name: "Alice Liddell" } });
   gh = startFakeGithub();
   t = await startTestService({
-    configJson: {
+    config: {
       auth: {
         sso: {
           github: gh.settings(),

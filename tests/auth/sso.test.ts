@@ -61,7 +61,7 @@ describe("single sign-on with autoCreate and allowed domains", () => {
     idp = await startFakeOidc();
     gh = startFakeGithub();
     t = await startTestService({
-      configJson: {
+      config: {
         auth: {
           sso: {
             oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: "Home SSO" },
@@ -373,7 +373,7 @@ describe("single sign-on without autoCreate, behind a public URL", () => {
   beforeAll(async () => {
     idp = await startFakeOidc();
     t = await startTestService({
-      configJson: { auth: { sso: { oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }, publicUrl: "https://agent.example.com/", sessionDays: 2 } } },
+      config: { auth: { sso: { oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret }, publicUrl: "https://agent.example.com/", sessionDays: 2 } } },
     });
   });
   afterAll(async () => {
@@ -434,7 +434,7 @@ describe("no single sign-on configured", () => {
 describe("a provider that cannot be reached", () => {
   let t: TestService;
   beforeAll(async () => {
-    t = await startTestService({ configJson: { auth: { sso: { oidc: { issuer: "http://127.0.0.1:1", clientId: "c", clientSecret: "s" } } } } });
+    t = await startTestService({ config: { auth: { sso: { oidc: { issuer: "http://127.0.0.1:1", clientId: "c", clientSecret: "s" } } } } });
   });
   afterAll(() => t.stop());
 

@@ -85,7 +85,7 @@ describe("layering", () => {
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
     expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, sources: {} });
     // no window: it is read from the LLM server at start (src/llm/window.ts), else 32768
-    expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true });
+    expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} });
     expect("contextWindow" in config.llm).toBe(false);
     expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 });
     expect(config.mcp).toEqual({ startWaitMs: 10_000 });
@@ -169,6 +169,11 @@ describe("layering", () => {
       MCP_START_WAIT_MS: "2500",
       LOG_FORMAT: "JSON",
       LOG_LEVEL: "warn",
+      BUDGET_MONTHLY_USD: "12.5",
+      METRICS_ENABLED: "true",
+      METRICS_TOKEN: "mt",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel:4318",
+      OTEL_SERVICE_NAME: "agent",
     };
     expect(loadConfig(home(), env)).toEqual({
       llm: {
@@ -181,7 +186,11 @@ describe("layering", () => {
         maxOutputTokens: 1024,
         compactionModel: "small",
         memoryFlush: false,
+        prices: {},
       },
+      budgets: { monthlyUsd: 12.5 },
+      metrics: { enabled: true, token: "mt" },
+      telemetry: { otlpEndpoint: "http://otel:4318", serviceName: "agent" },
       database: { url: "libsql://x", authToken: "dbt" },
       gateway: { enabled: false, host: "0.0.0.0", port: 0, authToken: "gw" },
       cli: { enabled: false },

@@ -32,6 +32,7 @@ function schemaAt(path: string): TSchema {
 function sample(s: TSchema): string {
   switch (s[Kind]) {
     case "Integer":
+    case "Number":
       return "7";
     case "Boolean":
       return "true";

@@ -48,16 +48,10 @@ describe("local chat endpoints", () => {
     const done = await stream.until((e) => e.type === "turn.completed" && e.response_id === sent.body.response_id);
     expect(done).toMatchObject({ status: "completed", error: null, waiting: null, thread_id: sent.body.thread_id });
     const mine = stream.seen.filter((e) => e.response_id === sent.body.response_id);
-    expect(mine.map((e) => e.type)).toEqual([
-      "turn.started",
-      "message.started",
-      "message.delta",
-      "message.delta",
-      "message.delta",
-      "message.delta",
-      "message.completed",
-      "turn.completed",
-    ]);
+    // the deltas that come within 50 ms of each other arrive together (the first at once)
+    const kinds = mine.map((e) => e.type).filter((type, i, all) => type !== "message.delta" || all[i - 1] !== "message.delta");
+    expect(kinds).toEqual(["turn.started", "message.started", "message.delta", "message.completed", "turn.completed"]);
+    expect(mine[0]).toMatchObject({ type: "turn.started", channel: "chat" });
     expect(mine.filter((e) => e.type === "message.delta").map((e) => e.delta).join("")).toBe("Streamed **answer** here.");
     await stream.close();
     const history = (await (await t.api(`/api/chat/history?thread_id=${sent.body.thread_id}`)).json() as any);

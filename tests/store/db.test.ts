@@ -116,6 +116,8 @@ describe("commitTurn is atomic", () => {
       error: null,
       inputTokens: 1,
       outputTokens: 2,
+      cachedTokens: 0,
+      reasoningTokens: 0,
       costMicroUsd: 0,
       createdAt: 1_000 + seq0,
     },

@@ -12,10 +12,10 @@ export function watchBegins(t: TestService) {
   const original = agent.start;
   let entered = 0;
   const waiters: { n: number; done: () => void }[] = [];
-  agent.start = function (this: typeof agent, req: TurnRequest, follow?: Parameters<typeof original>[1]) {
+  agent.start = function (this: typeof agent, req: TurnRequest) {
     entered++;
     for (const w of waiters.filter((w) => entered >= w.n)) w.done();
-    return original.call(this, req, follow);
+    return original.call(this, req);
   };
   return {
     get entered() {

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { servicePaths, type Env } from "../../src/config/load";
+import type { ConfigLayer } from "../../src/config/schema";
 import { createLogger } from "../../src/log";
 import { startService, type RunningService } from "../../src/server";
 import { startScriptedLLM, type ScriptedLLM } from "./scripted-llm";
@@ -38,14 +39,14 @@ export async function startTestService(
     callbackDelaysMs?: number[];
     jobRetryDelaysMs?: number[];
     busyTimeoutMs?: number;
-    /** Written to the home's config.json before the service starts. */
-    configJson?: unknown;
+    /** Written to the home's config.json before the service starts (settings the environment cannot give, such as llm.prices). */
+    config?: ConfigLayer | Record<string, unknown>;
   } = {},
 ): Promise<TestService> {
   const home = opts.keepHome ?? join(mkdtempSync(join(tmpdir(), "service-test-")), "home");
-  if (opts.configJson !== undefined) {
+  if (opts.config !== undefined) {
     mkdirSync(home, { recursive: true, mode: 0o700 });
-    writeFileSync(join(home, "config.json"), JSON.stringify(opts.configJson));
+    writeFileSync(join(home, "config.json"), JSON.stringify(opts.config));
   }
   const llm = opts.llm ?? (await startScriptedLLM());
   const env: Env = {

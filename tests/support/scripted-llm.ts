@@ -3,7 +3,7 @@
 
 export type ToolCallSpec = { name: string; arguments: unknown; id?: string };
 export type Step =
-  | { text: string; chunks?: number; usage?: { prompt_tokens: number; completion_tokens: number }; delayMs?: number; chunkDelayMs?: number }
+  | { text: string; chunks?: number; usage?: Usage; delayMs?: number; chunkDelayMs?: number }
   | { toolCalls: ToolCallSpec[]; text?: string; delayMs?: number; chunkDelayMs?: number }
   | { error: { status: number; message?: string; code?: string; type?: string; headers?: Record<string, string>; body?: string }; delayMs?: number }
   | { dropAfterChunks: number; text: string }
@@ -12,6 +12,14 @@ export type Step =
   | { hang: true }
   /** Answers with exactly this body: a provider's recorded wire shape (tests/support/provider-wires.ts). */
   | { raw: string; contentType?: string; frameDelayMs?: number };
+/** A chunk's `usage` as providers send it: OpenAI's details, and OpenRouter's `cost` (USD). */
+export type Usage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
+  cost?: number;
+};
 export type RecordedRequest = { method: string; path: string; headers: Record<string, string>; body: any; at: number };
 export type Responder = (body: any, req: RecordedRequest) => Step | Promise<Step>;
 export interface ScriptedLLM {
@@ -228,7 +236,7 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
     const promptTokens = opts.countTokens ? countTokens(body) : Math.max(1, (body?.messages ?? []).reduce((n: number, m: any) => n + countWords(contentText(m?.content)) + 1, 0));
     const completionTokens = countWords(text) + calls.reduce((n, c) => n + 1 + countWords(c.function.arguments.replace(/\W+/g, " ")), 0);
     const u = ("usage" in step && step.usage) || { prompt_tokens: promptTokens, completion_tokens: completionTokens };
-    const usage = { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.prompt_tokens + u.completion_tokens };
+    const usage = { ...u, total_tokens: u.prompt_tokens + u.completion_tokens };
 
     if (!body?.stream) {
       if ("dropAfterChunks" in step || "endAfterChunks" in step) return dropResponse([]);

@@ -3,6 +3,8 @@ import { Elysia } from "elysia";
 import { authedJson, requireAdmin, requireAuth } from "../../http/auth";
 import type { Services } from "../../services";
 
+const UsdSchema = Type.Number({ minimum: 0, maximum: 1e9, error: "must be an amount in USD (0 or more)." });
+
 const RoleSchema = Type.Union([Type.Literal("owner"), Type.Literal("admin"), Type.Literal("member")], { error: "must be owner, admin or member." });
 
 export const CreateUserRequest = Type.Object({
@@ -17,8 +19,15 @@ export const UpdateUserRequest = Type.Object(
     role: Type.Optional(RoleSchema),
     status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("suspended")], { error: "must be active or suspended." })),
     display_name: Type.Optional(Type.String({ maxLength: 200, error: "must be a string of at most 200 characters." })),
+    /** What the user's turns may cost a day and a month, in USD; null removes that budget. */
+    budget: Type.Optional(
+      Type.Object(
+        { daily_usd: Type.Optional(Type.Union([UsdSchema, Type.Null()])), monthly_usd: Type.Optional(Type.Union([UsdSchema, Type.Null()])) },
+        { additionalProperties: false, error: "must be {daily_usd, monthly_usd}: amounts in USD, or null for none." },
+      ),
+    ),
   },
-  { additionalProperties: false, minProperties: 1, error: "names nothing to change: give role, status or display_name." },
+  { additionalProperties: false, minProperties: 1, error: "names nothing to change: give role, status, display_name or budget." },
 );
 export type UpdateUserRequest = Static<typeof UpdateUserRequest>;
 

@@ -111,7 +111,7 @@ export interface ResponseFacts {
   error: { code: string; message: string } | null;
   /** The items this turn produced. */
   output: ConversationItem[];
-  usage: { inputTokens: number; outputTokens: number; costUsd?: number } | null;
+  usage: ResponseUsage | null;
   /** What the request asked for, echoed back; defaults for what it left out. */
   echo?: Partial<RequestEcho>;
   tools?: ExternalTool[];
@@ -165,18 +165,22 @@ const ERROR_TYPES: Partial<Record<TurnErrorCode, string>> = {
   not_found: "not_found_error",
   approval_required: "permission_error",
   auth_required: "authentication_error",
+  budget_exceeded: "rate_limit_error",
 };
+
+/** A turn's tokens as a response reports them; `costUsd` only where it is shown (retrieval, revision B). */
+export type ResponseUsage = { inputTokens: number; outputTokens: number; cachedTokens?: number; reasoningTokens?: number; costUsd?: number };
 
 export function responseError(e: { code: string; message: string }): Static<typeof ResponseError> {
   return { code: e.code, message: e.message, type: ERROR_TYPES[e.code as TurnErrorCode] ?? "server_error", param: null };
 }
 
-export function usage(u: { inputTokens: number; outputTokens: number; costUsd?: number }): Usage {
+export function usage(u: ResponseUsage): Usage {
   return {
     input_tokens: u.inputTokens,
-    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    input_tokens_details: { cached_tokens: u.cachedTokens ?? 0, cache_write_tokens: 0 },
     output_tokens: u.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0 },
     total_tokens: u.inputTokens + u.outputTokens,
     ...(u.costUsd !== undefined ? { cost_usd: u.costUsd } : {}),
   };

@@ -18,6 +18,7 @@ import { replaySource, responseStream } from "./stream";
 import { ListQuery, page } from "./lists";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { noUsage } from "../../usage/prices";
 
 /** The model that retrieval and cancel replies report under revision B. */
 const PLACEHOLDER_MODEL = "reborn";
@@ -35,7 +36,7 @@ const RetrieveQuery = t.Object({
  * the other.
  */
 export function responsesApi(s: Services) {
-  const shared = { runs: new ResponseRuns(), seal: new CompactionSeal(s.home), unstored: new UnstoredResponses() };
+  const shared = { runs: new ResponseRuns(s.agent.bus), seal: new CompactionSeal(s.home), unstored: new UnstoredResponses() };
   return (prefix: string) => responsesRoutes(s, shared, prefix);
 }
 
@@ -94,7 +95,7 @@ function responsesRoutes(
       usage:
         revision === "A"
           ? { inputTokens: 0, outputTokens: 0 }
-          : { inputTokens: row.inputTokens, outputTokens: row.outputTokens, costUsd: row.costMicroUsd / 1e6 },
+          : { inputTokens: row.inputTokens, outputTokens: row.outputTokens, cachedTokens: row.cachedTokens, reasoningTokens: row.reasoningTokens, costUsd: row.costMicroUsd / 1e6 },
     });
   };
 
@@ -107,9 +108,8 @@ function responsesRoutes(
         const req = await parseResponsesRequest(body, revision, s.tools, inputReader(s, principal.userId, seal));
         const alone = unstored.servesAlone(req.echo.previous_response_id, principal.userId, { messages: req.messages, resumes: req.toolOutputs.length > 0 });
         const facts = { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] };
-        let run!: Run;
-        const started = s.agent.start(
-          {
+        let run: Run;
+        const started = s.agent.start({
           channel: "responses",
           userId: principal.userId,
           threadId: alone ? undefined : req.threadId,
@@ -124,23 +124,20 @@ function responsesRoutes(
           // a background turn outlives its request whether it streams or not: TURN_TIMEOUT_S
           timeoutMs: req.echo.background ? s.backgroundTurnTimeoutMs : req.stream ? undefined : s.turnTimeoutMs,
           meta: { ...req.echo },
-          },
-          (turn) => {
-            run = runs.start(turn, facts);
-            if (!req.echo.store) unstored.remember(turn.id, principal.userId);
-            return (e) => run.event(e);
-          },
-        );
+        });
         try {
-          const { result } = await started;
-          if (!req.echo.store) void result.then((r) => unstored.ended(r.id, awaitedCall(r)), () => {});
-          run.follow(result);
+          const { turn, result } = await started;
+          run = runs.started(turn.id);
+          if (!req.echo.store) {
+            unstored.remember(turn.id, principal.userId);
+            void result.then((r) => unstored.ended(r.id, awaitedCall(r)), () => {});
+          }
         } catch (e) {
           if (!(e instanceof ThreadNotFound)) throw e;
           // an unknown or foreign previous response or conversation: a failed turn that reveals nothing
           const turn = { id: responseId(newUuid(), e.threadId), threadId: e.threadId, createdAt: Math.floor(Date.now() / 1000), input: [] };
           run = runs.start(turn, facts);
-          run.follow(Promise.resolve(notFound(turn, req.model)));
+          run.finish(notFound(turn, req.model));
           // nothing runs on, even in the background: the failed response is the answer (it is not stored)
           return req.stream ? responseStream(run) : await run.done;
         }
@@ -217,7 +214,7 @@ const awaitedCall = (r: TurnResult) => {
 /** What a request naming a thread that is not the caller's gets: nothing of it is revealed. */
 function notFound(turn: TurnHandle, model: string): TurnResult {
   const error = { code: "not_found" as const, message: "The previous_response_id or conversation does not name one of yours." };
-  return { ...turn, model, status: "failed", error, items: [], output: [], tools: [], usage: { inputTokens: 0, outputTokens: 0 } };
+  return { ...turn, model, status: "failed", error, items: [], output: [], tools: [], usage: noUsage() };
 }
 
 /** A turn of another channel (web UI, TUI) cancelled through this API. */

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../../agent/events";
+import type { TurnBus } from "../../agent/bus";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
 import type { ExternalTool } from "../../conversation/items";
 import { buildResponse, type ResponseObject } from "./objects";
@@ -27,6 +28,11 @@ export class Run implements EventSource {
   #ended = false;
   current: ResponseObject;
 
+  /** The turn has ended (and the stored response answers for it). */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
   constructor(
     readonly turn: TurnHandle,
     readonly facts: RunFacts,
@@ -51,21 +57,19 @@ export class Run implements EventSource {
     this.#mapper.agentEvent(e);
   }
 
-  /** Follows the turn's result to the end of the response. */
-  follow(result: Promise<TurnResult>): void {
-    result.then(
-      (r) => {
-        this.current = buildResponse({ ...this.#base, model: r.model, status: r.status, output: r.output, usage: r.usage, error: r.error, tools: r.tools });
-        this.#mapper.finish(this.current);
-        this.#end();
-        this.#done.resolve(this.current);
-      },
-      (e) => {
-        this.#mapper.error((e as Error).message ?? String(e));
-        this.#end();
-        this.#done.reject(e);
-      },
-    );
+  /** The turn's end: the response as it is stored. */
+  finish(r: TurnResult): void {
+    this.current = buildResponse({ ...this.#base, model: r.model, status: r.status, output: r.output, usage: r.usage, error: r.error, tools: r.tools });
+    this.#mapper.finish(this.current);
+    this.#end();
+    this.#done.resolve(this.current);
+  }
+
+  /** The service failed to finish the turn (the store is down). */
+  fail(e: Error): void {
+    this.#mapper.error(e.message ?? String(e));
+    this.#end();
+    this.#done.reject(e);
   }
 
   #end(): void {
@@ -86,21 +90,57 @@ export class Run implements EventSource {
   }
 }
 
-/** The responses being produced now, by id, until each is stored. */
+/**
+ * The responses being produced now, by id, until each is stored: the turns the Responses API
+ * started, as the agent's bus tells them (a run exists from the turn's acceptance on).
+ */
 export class ResponseRuns {
   readonly #runs = new Map<string, Run>();
+  /** Runs the bus started whose request has not taken them yet (`started`). */
+  readonly #unclaimed = new Set<string>();
 
-  start(turn: TurnHandle, facts: RunFacts): Run {
+  constructor(bus: TurnBus) {
+    bus.subscribe((turn, e) => {
+      if (turn.channel !== "responses") return;
+      if (e.type === "turn.started") {
+        const req = e.request;
+        // the echo is what the route stored with the response as its facts (`meta`)
+        this.start(e.turn, { userId: req.userId, model: req.model, echo: req.meta as RequestEcho, tools: req.externalTools ?? [] }, false);
+        return;
+      }
+      const run = this.#runs.get(turn.id);
+      if (!run) return;
+      if (e.type === "turn.completed") {
+        if (e.result) run.finish(e.result);
+        else run.fail(e.error ?? new Error("The turn was lost."));
+      } else if (e.type !== "llm.request" && e.type !== "budget.warning") run.event(e);
+    });
+  }
+
+  start(turn: TurnHandle, facts: RunFacts, claimed = true): Run {
     const run = new Run(turn, facts);
     this.#runs.set(turn.id, run);
-    void run.done.finally(() => this.#runs.delete(turn.id)).catch(() => {});
+    if (!claimed) this.#unclaimed.add(turn.id);
+    // an ended run is forgotten (the stored response answers for it), unless the request that
+    // started it has not taken it yet: then it is forgotten once taken
+    const forget = () => void (this.#unclaimed.has(turn.id) || this.#runs.delete(turn.id));
+    void run.done.then(forget, forget);
     return run;
   }
 
-  /** A run of this user's; a `store: false` one only to cancel it, never to read it. */
+  /** The run of a turn the Responses API just started (ended already, perhaps), taken by its request. */
+  started(id: string): Run {
+    const run = this.#runs.get(id);
+    if (!run) throw new Error(`no run for the response ${id}`);
+    this.#unclaimed.delete(id);
+    if (run.ended) this.#runs.delete(id);
+    return run;
+  }
+
+  /** A running response of this user's; a `store: false` one only to cancel it, never to read it. */
   get(id: string, userId: string, purpose: "read" | "cancel" = "read"): Run | undefined {
     const run = this.#runs.get(id);
-    if (!run || run.facts.userId !== userId) return undefined;
+    if (!run || run.ended || run.facts.userId !== userId) return undefined;
     return purpose === "read" && !run.facts.echo.store ? undefined : run;
   }
 }

@@ -167,6 +167,7 @@ export class JobWorker {
         model: "default",
         timeoutMs: this.deps.turnTimeoutMs,
         memory: job.memory,
+        origin: { jobId: job.id, queuedAt: Date.parse(job.createdAt) },
         commitAlso: (r) => {
           const outcome = this.#outcome(job, r);
           status = outcome.status;

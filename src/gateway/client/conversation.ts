@@ -96,8 +96,14 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
   const isMessage = (i: ItemOf<"assistant">) => i.id === itemId;
   const isCall = (i: { callId: string }) => "call_id" in e && i.callId === e.call_id;
   switch (e.type) {
-    case "turn.started":
-      return { ...turn, running: true };
+    case "turn.started": {
+      // a turn started elsewhere (the API, a webhook job, a routine) says so while it runs
+      const origin = liveLabel(e);
+      if (!origin || items.some((i) => i.id === origin.id)) return { ...turn, running: true };
+      return { ...turn, running: true, items: [origin, ...items] };
+    }
+    case "budget.warning":
+      return { ...turn, items: upsert(items, "notice", (n) => n.id === `budget-${e.response_id}`, (n) => n, () => ({ kind: "notice", id: `budget-${e.response_id}`, tone: "info", text: e.message })) };
     case "message.started": {
       // the answer begins: the reasoning before it is over
       const thought = items.map((i) => (i.kind === "reasoning" && i.streaming ? { ...i, streaming: false } : i));
@@ -147,6 +153,12 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
       return { ...turn, running: false, items: upsert(settled, "notice", (n) => n.id === `end-${e.response_id}`, (n) => n, ending) };
     }
   }
+}
+
+/** What a live turn started by another channel than the chat is labelled with. */
+function liveLabel(e: Extract<ChatEvent, { type: "turn.started" }>): ItemOf<"notice"> | undefined {
+  const by = e.routine_id ? "a routine" : e.channel === "webhook" ? "a webhook job" : e.channel === "responses" ? "the Responses API" : undefined;
+  return by ? { kind: "notice", id: `origin-${e.response_id}`, tone: "info", text: `Started by ${by}.` } : undefined;
 }
 
 /** The item of `kind` that matches changed, or a new one added last (if `create` is given). */

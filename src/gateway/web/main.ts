@@ -6,6 +6,8 @@ import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
 import { RoutinesView } from "./routines-view";
+import { ActivityView } from "./activity-view";
+import { lazyPage } from "./lazy-page";
 import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
 import { endSession, ssoButtons } from "./sso";
 
@@ -20,12 +22,20 @@ class Shell {
   readonly chat = new ChatView(new ChatModel());
   readonly memory = new MemoryView();
   readonly routines = new RoutinesView();
+  /** Pages beside the chat and memory screens, by path: what they show, and whether they were read yet. */
+  readonly #pages = {
+    "/activity": new ActivityView(),
+    // the charting library is loaded when the page is first opened
+    "/usage": lazyPage(async () => new (await import("./usage-view")).UsageView()),
+  };
   #screen = h("main", { class: "screen-host" });
   #conn = h("span", { class: "conn", role: "status", "aria-live": "polite" });
   #nav = {
     chat: h("a", { href: "/", text: "Chat" }),
     memory: h("a", { href: "/memory", text: "Memory" }),
     routines: h("a", { href: "/routines", text: "Routines" }),
+    activity: h("a", { href: "/activity", text: "Activity" }),
+    usage: h("a", { href: "/usage", text: "Usage" }),
   };
   #events = new AbortController();
   /** The event stream has been open once: opening it again means events may have been missed. */
@@ -38,11 +48,12 @@ class Shell {
         if (e.metaKey || e.ctrlKey || e.shiftKey) return;
         e.preventDefault();
         const onMemory = location.pathname === "/memory";
-        if (name === screenOf(location.pathname)) return;
+        const target = name === "chat" ? "/" : `/${name}`;
+        if (target === location.pathname) return;
         if (onMemory && !this.memory.confirmLeave()) return;
         // back to the conversation that was open before
         const thread = this.chat.current;
-        history.pushState(null, "", name === "chat" ? (thread ? `/?thread=${encodeURIComponent(thread)}` : "/") : `/${name}`);
+        history.pushState(null, "", name === "chat" && thread ? `/?thread=${encodeURIComponent(thread)}` : target);
         void this.route();
       });
     }
@@ -53,14 +64,25 @@ class Shell {
         "header",
         { class: "topbar" },
         h("a", { class: "brand", href: "/", "aria-label": "service home" }, h("span", { class: "logo", "aria-hidden": "true" }), "service"),
-        h("nav", { class: "tabs", "aria-label": "Main" }, this.#nav.chat, this.#nav.memory, this.#nav.routines),
+        h("nav", { class: "tabs", "aria-label": "Main" }, ...Object.values(this.#nav)),
         this.#conn,
         h("button", { type: "button", class: "ghost signout", text: "Sign out", onclick: () => this.#signOut() }),
       ),
       this.#screen,
     );
+    // links between the pages (the Activity page's "Watch it") stay in this page, as the tabs do
+    this.#screen.addEventListener("click", (e) => {
+      const link = (e.target as Element).closest?.("a");
+      if (!link || link.origin !== location.origin || link.target || e.metaKey || e.ctrlKey || e.shiftKey) return;
+      e.preventDefault();
+      history.pushState(null, "", link.pathname + link.search);
+      void this.route();
+    });
     void api.follow({
-      onEvent: (e) => this.chat.handle(e),
+      onEvent: (e) => {
+        this.chat.handle(e);
+        this.#pages["/activity"].handle(e);
+      },
       onState: (s) => this.#onStream(s),
       signal: this.#events.signal,
       retryMs: RETRY_MS,
@@ -71,15 +93,20 @@ class Shell {
 
   async route(): Promise<void> {
     const params = new URLSearchParams(location.search);
-    const screen = screenOf(location.pathname);
-    for (const [name, link] of Object.entries(this.#nav)) {
-      if (name === screen) link.setAttribute("aria-current", "page");
+    const onMemory = location.pathname === "/memory";
+    const onRoutines = location.pathname === "/routines";
+    const page = (this.#pages as Record<string, { el: HTMLElement; refresh(): Promise<void> } | undefined>)[location.pathname];
+    for (const link of Object.values(this.#nav)) {
+      if (new URL(link.href).pathname === (page || onMemory || onRoutines ? location.pathname : "/")) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
-    if (screen === "routines") {
+    if (page) {
+      fill(this.#screen, page.el);
+      await page.refresh();
+    } else if (onRoutines) {
       fill(this.#screen, this.routines.el);
       await this.routines.open(params.get("id"));
-    } else if (screen === "memory") {
+    } else if (onMemory) {
       fill(this.#screen, this.memory.el);
       if (!this.#memoryLoaded) {
         this.#memoryLoaded = true;
@@ -119,9 +146,6 @@ class Shell {
     signedOut("You are signed out.");
   }
 }
-
-/** Which screen a path shows. */
-const screenOf = (path: string) => (path === "/memory" ? "memory" : path === "/routines" ? "routines" : "chat");
 
 let shell: Shell | undefined;
 

@@ -51,7 +51,7 @@ describe("listing", () => {
       const ids = users.map((u: any) => u.user_id);
       expect(ids).toContain(admin.user.user_id);
       expect(ids).toContain(member.user.user_id);
-      expect(Object.keys(users.at(-1)).sort()).toEqual(["created_at", "display_name", "email", "role", "sign_in", "status", "updated_at", "user_id"]);
+      expect(Object.keys(users.at(-1)).sort()).toEqual(["budget", "created_at", "display_name", "email", "role", "sign_in", "status", "updated_at", "user_id"]);
     }
     await envelope(await t.api(USERS, { token: member.token }), 403, "permission_error");
   });
@@ -151,7 +151,7 @@ describe("bad requests change nothing", () => {
     const u = await t.createUser("member");
     const id = u.user.user_id;
     const before = (await db.execute({ sql: "SELECT * FROM users WHERE id = ?", args: [id] })).rows[0];
-    expect(await envelope(await patch(id, {}), 400, "invalid_request_error")).toContain("role, status or display_name");
+    expect(await envelope(await patch(id, {}), 400, "invalid_request_error")).toContain("role, status, display_name or budget");
     expect(await envelope(await patch(id, { nickname: "x" }), 400, "invalid_request_error")).toContain("nickname");
     expect(await envelope(await patch(id, { status: "banned" }), 400, "invalid_request_error")).toContain("status");
     expect(await envelope(await patch(id, { role: "root" }), 400, "invalid_request_error")).toContain("role");

@@ -55,7 +55,7 @@ describe("owner (instance token) creates users", () => {
       expect(typeof body.api_token).toBe("string");
       expect(body.api_token.length).toBeGreaterThanOrEqual(32);
       const u = body.user;
-      expect(Object.keys(u).sort()).toEqual(["created_at", "display_name", "email", "role", "sign_in", "status", "updated_at", "user_id"]);
+      expect(Object.keys(u).sort()).toEqual(["budget", "created_at", "display_name", "email", "role", "sign_in", "status", "updated_at", "user_id"]);
       expect(u).toMatchObject({ email: `${role}@example.com`, display_name: `The ${role}`, status: "active", role });
       expect(typeof u.user_id).toBe("string");
       expect(u.user_id.length).toBeGreaterThan(0);

@@ -365,20 +365,18 @@ describe("keepalive", () => {
         error: null,
         items: [{ type: "message", id: "item_k", role: "assistant", content: "done" }],
         output: [{ type: "message", id: "item_k", role: "assistant", content: "done" }],
-        usage: { inputTokens: 1, outputTokens: 1 },
+        usage: { inputTokens: 1, outputTokens: 1, cachedTokens: 0, reasoningTokens: 0, costUsd: 0 },
       };
       const echo = { store: true } as const;
       const run = new Run({ id: "resp_k", threadId: "t", createdAt: 1, input: [] }, { userId: "u", model: "m", echo: echo as any, tools: [] });
       const res = responseStream(run);
-      run.follow(
-        (async () => {
-          await released; // a long silent tool call
-          run.event({ type: "message.started", itemId: "item_k" });
-          run.event({ type: "text.delta", itemId: "item_k", delta: "done" });
-          run.event({ type: "message.completed", item: { type: "message", id: "item_k", role: "assistant", content: "done" } });
-          return result;
-        })(),
-      );
+      void (async () => {
+        await released; // a long silent tool call
+        run.event({ type: "message.started", itemId: "item_k" });
+        run.event({ type: "text.delta", itemId: "item_k", delta: "done" });
+        run.event({ type: "message.completed", item: { type: "message", id: "item_k", role: "assistant", content: "done" } });
+        run.finish(result);
+      })();
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
       let text = "";

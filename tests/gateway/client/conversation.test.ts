@@ -20,6 +20,25 @@ const run = (events: ChatEvent[], from: ThreadView = EMPTY_THREAD) => events.red
 const history = (h: Partial<History>): History => ({ thread_id: T, title: null, items: [], waiting: null, ...h });
 
 describe("applyEvent", () => {
+  test("a turn another channel started is labelled with it while it runs; a chat turn is not", () => {
+    const webhook = run([{ type: "turn.started", ...ids, channel: "webhook", job_id: "j1" }, { type: "message.delta", ...ids, item_id: "m", delta: "Hi" }]);
+    expect(itemsOf(webhook)).toMatchObject([{ kind: "notice", tone: "info", text: "Started by a webhook job." }, { kind: "assistant", text: "Hi" }]);
+    const routine = run([{ type: "turn.started", ...ids, channel: "webhook", routine_id: "rt" }]);
+    expect(itemsOf(routine)).toMatchObject([{ kind: "notice", text: "Started by a routine." }]);
+    const api = run([{ type: "turn.started", ...ids, channel: "responses" }, { type: "turn.started", ...ids, channel: "responses" }]);
+    expect(itemsOf(api)).toMatchObject([{ kind: "notice", text: "Started by the Responses API." }]);
+    expect(itemsOf(run([{ type: "turn.started", ...ids, channel: "chat" }]))).toEqual([]);
+  });
+
+  test("a budget warning is shown in its turn, once", () => {
+    const warned = run([
+      { type: "turn.started", ...ids, channel: "chat" },
+      { type: "budget.warning", ...ids, message: "Your daily budget is 85 % spent." },
+      { type: "budget.warning", ...ids, message: "Your daily budget is 85 % spent." },
+    ]);
+    expect(itemsOf(warned)).toEqual([{ kind: "notice", id: "budget-r1", tone: "info", text: "Your daily budget is 85 % spent." }]);
+  });
+
   test("leaves the view it was given as it was", () => {
     const before = run([{ type: "message.delta", ...ids, item_id: "m1", delta: "Hel" }]);
     const copy = structuredClone(before);

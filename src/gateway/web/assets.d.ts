@@ -1,0 +1,2 @@
+// Styles the pages import (Bun bundles them into the page's stylesheet).
+declare module "*.css";
