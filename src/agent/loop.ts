@@ -36,6 +36,11 @@ export interface LoopInput {
   authorize?: (toolName: string) => Promise<{ extension: string; url: string } | undefined>;
   /** What the turn has read, and what it may let out of the box without asking. */
   trust: TurnTrust;
+  /**
+   * Stores what the turn has produced so far (a durable turn: a job, a background turn):
+   * called before a tool runs and as soon as it completes.
+   */
+  checkpoint?: () => Promise<void>;
   /** A call that could carry data out of the box ran: where to, and why it was let through. */
   egressed?: (call: PendingCall, destination: string, approvedBy: string) => void;
 }
@@ -79,12 +84,15 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
         return { kind: "approval", call, pending, ...(checked.review ? { review: checked.review } : {}) };
       }
       pending = rest;
-      const item: FunctionCallItem = { type: "function_call", id: itemId(), ...call, external: isExternal };
-      produced.push(item);
+      const { stored, ...asked } = call;
+      const item: FunctionCallItem = { type: "function_call", id: stored ?? itemId(), ...asked, external: isExternal };
+      if (!stored) produced.push(item);
       if (isExternal) {
         yield { type: "function_call", item };
         return { kind: "paused", call: item, pending };
       }
+      // a durable turn stores the call before it runs: if the service stops in between, the call is known to have been running
+      await input.checkpoint?.();
       yield { type: "tool.started", item };
       const result =
         decided?.approve === false
@@ -98,6 +106,8 @@ export async function* agentLoop(input: LoopInput): AsyncGenerator<AgentEvent, L
       const text = safety.toolOutput(call.name, safety.redact(result.output));
       const output: FunctionCallOutputItem = { type: "function_call_output", id: itemId(), call_id: call.call_id, output: text, ...(result.untrusted ? { untrusted: true } : {}) };
       produced.push(output);
+      // ... and its result the moment it completes: a turn that goes on after a stop never runs it again
+      await input.checkpoint?.();
       if (ran && !result.isError && checked.confirmation) yield { type: "identity.changed", path: checked.confirmation.identityFile };
       yield { type: "tool.completed", item: output, isError: result.isError };
     }

@@ -1,7 +1,6 @@
 import { itemId } from "../conversation/ids";
 import type { LlmOptions } from "../llm/types";
 import type { TurnErrorCode } from "../errors";
-import type { StoreWrite } from "../store/db";
 import type { TokenUsage } from "../usage/prices";
 import type { ExternalTool } from "../conversation/items";
 import type { ApprovalDecision, ConversationItem, FunctionCallItem, FunctionCallOutputItem, ImageRef } from "../conversation/items";
@@ -42,12 +41,21 @@ export interface TurnRequest {
    * `/api/chat/send`): before that answer the thread, the input and the response are stored,
    * the response as failed with `shutdown`, and the turn's result replaces it. A service
    * killed meanwhile leaves the user's input in the thread and that answer, not a 404.
+   * Such a turn is durable: its tool calls are stored as they run and their results the
+   * moment they complete, so that it can go on after a stop (`recover`).
    */
   background?: boolean;
+  /**
+   * Goes on with the stored turn of this response id, which a crash, a stop or a failure cut
+   * short (a webhook job run again): the thread as it was stored, finished tool calls not run
+   * again, the one that was running told to the model as interrupted (or run again when it is
+   * safe to repeat), then the model asked again. The response keeps its id. A response that
+   * completed is answered as it was stored, with nothing run. `messages` and `toolOutputs`
+   * are empty then.
+   */
+  recover?: string;
   /** Facts of the request the channel wants back when the response is read again. */
   meta?: Record<string, unknown>;
-  /** Writes of the channel committed in the same transaction as the turn. */
-  commitAlso?: (result: TurnResult) => StoreWrite[];
   /** Resolves the approval gate the thread waits on, instead of adding messages. */
   approval?: ApprovalDecision;
   /** Resumes a thread waiting on an OAuth gate, once the extension has been connected. */
@@ -88,6 +96,8 @@ export interface TurnResult extends Omit<TurnHandle, "input"> {
   usage: TokenUsage;
   /** The caller tools the thread offered during this turn. */
   tools: ExternalTool[];
+  /** The turn stopped at a gate a person resolves (an approval, an extension to connect). */
+  waiting?: "approval" | "oauth";
 }
 
 /** What the assistant said in a turn: its messages' text, in order. */

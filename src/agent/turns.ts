@@ -11,15 +11,16 @@ import { ThreadCache } from "../context/thread-cache";
 import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, getThread, type Gate, type TurnRecord } from "../store/conversations";
+import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, getThread, type Gate, type TurnRecord, getResponse, loadResponseItems, storeTurnItems, deleteItem, type ResponseRow } from "../store/conversations";
 import { storeUnavailable, type Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
 import { threadTitle } from "../conversation/title";
 import { gateOf } from "./gates";
-import { newUuid, responseId } from "../conversation/ids";
-import { isUntrusted, type ConversationItem } from "../conversation/items";
+import { newUuid, responseId, threadOfResponse } from "../conversation/ids";
+import { isUntrusted, type ConversationItem, type FunctionCallOutputItem, type PendingCall } from "../conversation/items";
 import { agentLoop } from "./loop";
+import { resumeCalls } from "./recover";
 import { TurnBus, type TurnInfo } from "./bus";
 import { TurnMeter } from "../usage/meter";
 import { microUsd, noUsage, type Prices } from "../usage/prices";
@@ -86,6 +87,19 @@ interface Prepared {
   policy: (toolName: string) => ApprovalPolicy;
   /** Counts what the turn's LLM requests cost, summaries included. */
   meter: TurnMeter;
+  /** How many of the items the turn runs with (its input, then what it produces) are stored already. */
+  stored: number;
+  /** A stopped turn going on (`recover`): what it had produced, stored, and where it goes on from. */
+  recovering?: Recovering;
+}
+
+/** A stored turn that a crash, a stop or a failure cut short, and where it goes on from. */
+interface Recovering {
+  /** What it produced before it stopped, as stored. */
+  output: ConversationItem[];
+  pending: PendingCall[];
+  /** Results of calls that were running when it stopped (not safe to repeat). */
+  interrupted: FunctionCallOutputItem[];
 }
 
 /** What running the loop left: the items, and the gate or the error it ended on. */
@@ -119,14 +133,27 @@ export class Agent {
    * an unknown or foreign thread rejects with ThreadNotFound.
    */
   start(req: TurnRequest): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
-    const threadId = req.threadId ?? newUuid();
+    const threadId = (req.recover && threadOfResponse(req.recover)) || req.threadId || newUuid();
     const requestedAt = Date.now();
     const accepted = Promise.withResolvers<{ turn: TurnHandle; result: Promise<TurnResult> }>();
     let isAccepted = false;
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
-      const prepared = await this.#prepare(req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
-      const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
-      if (acknowledgedEarly(req)) await this.#acknowledge(req, turn, prepared);
+      if (req.recover) {
+        const stored = await this.#recovered(req, req.recover, threadId);
+        // it had finished after all (the process stopped before its channel heard): as it was stored
+        if ("result" in stored) {
+          isAccepted = true;
+          accepted.resolve({ turn: stored.turn, result });
+          return stored.result;
+        }
+      }
+      const recovering = req.recover ? await this.#recovering(req.recover, threadId) : undefined;
+      const prepared = await this.#prepare(req.recover ? { ...req, threadId } : req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
+      const turn = recovering
+        ? { id: req.recover!, threadId, createdAt: Math.floor(requestedAt / 1000), input: [] }
+        : { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
+      if (recovering) prepared.recovering = recovering;
+      else if (acknowledgedEarly(req)) await this.#acknowledge(req, turn, prepared);
       const info: TurnInfo = {
         id: turn.id,
         threadId,
@@ -274,7 +301,7 @@ export class Agent {
     deadline?: number,
     /** Refuse (400) an input that could never fit: what a turn does before it stores anything. */
     check = true,
-  ): Promise<Pick<Prepared, "context" | "input" | "policy" | "meter"> & { offered: ToolSpec[] }> {
+  ): Promise<Pick<Prepared, "context" | "input" | "policy" | "meter" | "stored"> & { offered: ToolSpec[] }> {
     const { deps } = this;
     const policy = withMemory(await deps.policies(req.userId), req.memory);
     const meter = new TurnMeter(deps.usage?.prices ?? {});
@@ -306,7 +333,7 @@ export class Agent {
     const offer = new ToolOffer({ registry: deps.tools, external: req.externalTools ?? threadTools ?? [], policy, budget: context.budget });
     const offered = offer.specs();
     if (check) context.checkInput(input, offered);
-    return { context, input, policy, meter, offered };
+    return { context, input, policy, meter, offered, stored: 0 };
   }
 
   /**
@@ -323,6 +350,35 @@ export class Agent {
       answersGate: req.toolOutputs.length > 0,
     });
     context.stored(turn.input.length);
+    prepared.stored = turn.input.length;
+  }
+
+  /** The stored response a recovery names: this user's, on this thread; one that completed is its result. */
+  async #recovered(req: TurnRequest, id: string, threadId: string): Promise<{ result: TurnResult; turn: TurnHandle } | { row: ResponseRow }> {
+    const { db } = this.deps;
+    const row = await getResponse(db, id);
+    if (!row || row.userId !== req.userId || row.threadId !== threadId) throw new ThreadNotFound(threadId);
+    if (row.status !== "completed") return { row };
+    const { input, output } = await loadResponseItems(db, id);
+    const gate = await getGate(db, threadId);
+    const waiting = gate?.responseId === id && gate.kind !== "external_tool" ? gate.kind : undefined;
+    const usage = { inputTokens: row.inputTokens, outputTokens: row.outputTokens, cachedTokens: row.cachedTokens, reasoningTokens: row.reasoningTokens, costUsd: row.costMicroUsd / 1e6 };
+    const result: TurnResult = { id, threadId, createdAt: row.createdAt, model: row.model, status: "completed", error: null, items: [...input, ...output], output, usage, tools: [], ...(waiting ? { waiting } : {}) };
+    return { result, turn: { id, threadId, createdAt: row.createdAt, input } };
+  }
+
+  /**
+   * Where a stopped turn goes on from: what it produced, and the call it was running. An
+   * answer the stop cut off mid-sentence is taken out of the thread: it is asked for again.
+   */
+  async #recovering(id: string, threadId: string): Promise<Recovering> {
+    const { output } = await loadResponseItems(this.deps.db, id);
+    const last = output.at(-1);
+    if (last?.type === "message" && last.role === "assistant" && last.status === "incomplete") {
+      await deleteItem(this.deps.db, threadId, last.id);
+      output.pop();
+    }
+    return { output, ...resumeCalls(output, this.deps.tools) };
   }
 
   /**
@@ -337,6 +393,8 @@ export class Agent {
     const run = this.#running.run(turn.id, req.userId, { timeoutMs: req.timeoutMs, since: requestedAt }, async (signal) => {
       const ran = await this.#drive(req, turn, prepared, external, signal, requestedAt, info);
       if (ran.gate?.kind === "approval" || ran.gate?.kind === "oauth") waiting = ran.gate.kind;
+      // a recovered turn's answer is what it said before it stopped and after
+      const items = [...(prepared.recovering?.output ?? []), ...ran.produced];
       const result: TurnResult = {
         id: turn.id,
         threadId: turn.threadId,
@@ -344,12 +402,13 @@ export class Agent {
         model: req.model,
         status: ran.error ? "failed" : "completed",
         error: ran.error,
-        items: ran.produced,
-        output: ran.produced.slice(turn.input.length),
+        items,
+        output: items.slice(turn.input.length),
         usage: prepared.meter.total(),
         tools: external,
+        ...(waiting ? { waiting } : {}),
       };
-      if (req.store !== false) await this.#commit(req, turn, prepared, result, ran.gate);
+      if (req.store !== false) await this.#commit(req, turn, prepared, result, ran);
       // what it cost counts whether or not the turn is kept
       this.deps.usage?.ledger.add(this.#usageRows(req, turn, prepared.meter));
       return result;
@@ -407,8 +466,8 @@ export class Agent {
     info: TurnInfo,
   ): Promise<Ran> {
     const { deps } = this;
-    const { gate } = prepared;
-    const produced = [...turn.input];
+    const { gate, recovering } = prepared;
+    const produced = [...turn.input, ...(recovering?.interrupted ?? [])];
     try {
       // over a budget: the turn fails before the model is asked anything
       await deps.usage?.budgets?.check(req.userId);
@@ -427,7 +486,7 @@ export class Agent {
         tools: deps.tools,
         external,
         context: prepared.context,
-        pending: gate?.pending ?? [],
+        pending: recovering?.pending ?? gate?.pending ?? [],
         maxSteps: deps.maxSteps,
         ctx: { userId: req.userId, threadId: turn.threadId, signal },
         llmOptions: req.llmOptions,
@@ -438,6 +497,7 @@ export class Agent {
         decision: req.approval && gate ? { callId: gate.callId, approve: req.approval !== "deny" } : undefined,
         authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, turn.threadId)),
         trust,
+        checkpoint: durable(req) ? () => this.#checkpoint(turn, prepared, produced) : undefined,
         egressed: (call, destination, approvedBy) => {
           const entry = { userId: req.userId, threadId: turn.threadId, responseId: turn.id, tool: call.name, destination, approvedBy, createdAt: Date.now() };
           deps.recordEgress?.(entry).catch((e) => deps.log?.error("egress log", { error: (e as Error).message, ...entry }));
@@ -456,18 +516,35 @@ export class Agent {
     }
   }
 
+  /** What a durable turn has produced since it last stored: stored now, before a tool runs or once it has. */
+  async #checkpoint(turn: TurnHandle, prepared: Prepared, produced: ConversationItem[]): Promise<void> {
+    const from = prepared.stored;
+    const fresh = produced.slice(from);
+    if (!fresh.length) return;
+    try {
+      await storeTurnItems(this.deps.db, {
+        threadId: turn.threadId,
+        responseId: turn.id,
+        createdAt: turn.createdAt,
+        items: fresh.map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
+      });
+    } catch (e) {
+      throw new Unavailable(`The database could not store the turn's progress: ${storeUnavailable(e) ?? (e as Error).message.slice(0, 200)}`);
+    }
+    prepared.context.stored(fresh.length);
+    prepared.stored += fresh.length;
+  }
+
   /** The turn, its thread and the gate it leaves, in one transaction with the channel's own writes. */
-  async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, gate: Gate | null): Promise<void> {
-    const acknowledged = acknowledgedEarly(req);
-    // an acknowledged turn's input is stored already (#acknowledge)
-    const from = acknowledged ? turn.input.length : 0;
+  async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, ran: Ran): Promise<void> {
+    // what is stored already: an acknowledged turn's input, a durable turn's checkpoints
+    const from = prepared.stored;
     try {
       await commitTurn(this.deps.db, {
         ...turnRows(req, turn, prepared, result),
-        acknowledged,
-        items: result.items.slice(from).map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
-        gate,
-        also: req.commitAlso?.(result),
+        acknowledged: acknowledgedEarly(req) || req.recover !== undefined,
+        items: ran.produced.slice(from).map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
+        gate: ran.gate,
       });
     } catch (e) {
       // drizzle's own message quotes the statement and every value: the turn's content
@@ -479,6 +556,9 @@ export class Agent {
 
 /** A turn whose caller is answered before it ends is stored before that answer (`TurnRequest.background`). */
 const acknowledgedEarly = (req: TurnRequest) => req.background === true && req.store !== false;
+
+/** A turn stored step by step, so that it can go on after a stop: an acknowledged one, or one going on. */
+const durable = (req: TurnRequest) => acknowledgedEarly(req) || (req.recover !== undefined && req.store !== false);
 
 /** The thread and response rows of a turn with this outcome. */
 function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcome: Pick<TurnResult, "status" | "error" | "usage" | "tools">): Pick<TurnRecord, "thread" | "response"> {
@@ -496,6 +576,7 @@ function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcom
       costMicroUsd: microUsd(outcome.usage.costUsd),
       meta: req.meta ?? null,
       createdAt: turn.createdAt,
+      jobId: req.origin?.jobId ?? null,
     },
   };
 }

@@ -47,8 +47,11 @@ export type FunctionCallOutputItem = Static<typeof FunctionCallOutputItem>;
 export type ConversationItem = Static<typeof ConversationItem>;
 export type ImageRef = Static<typeof ImageRef>;
 
-/** A tool call the model asked for, not yet run or returned. */
-export type PendingCall = ToolCall;
+/**
+ * A tool call the model asked for, not yet run or returned. `stored`: the id of its
+ * function_call item, already in the thread (a call a stopped turn was running when it resumes).
+ */
+export type PendingCall = ToolCall & { stored?: string };
 
 /**
  * A summary of a thread's older items, stored in the thread like any item. Requests carry

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { ConversationItem, PendingCall } from "../conversation/items";
 import type { ExternalTool } from "../conversation/items";
-import type { Db, StoreWrite } from "./db";
+import type { Db } from "./db";
 import { notCompaction } from "./compactions";
 import { gates, items, jobs, responses, threads } from "./schema";
 
@@ -172,13 +172,11 @@ export async function deleteThread(db: Db, threadId: string): Promise<void> {
 /** Everything one turn writes; committed in a single transaction. */
 export interface TurnRecord {
   thread: { id: string; userId: string; isNew: boolean; tools: ExternalTool[] | null; title?: string; channel?: string };
-  response: Omit<ResponseRow, "threadId" | "userId" | "deletedAt">;
+  response: Omit<ResponseRow, "threadId" | "userId" | "deletedAt" | "jobId"> & { jobId?: string | null };
   /** New items with their sequence numbers in the thread, and whether the caller sent them. */
   items: { seq: number; item: ConversationItem; input: boolean }[];
   /** The gate the thread waits on after this turn, or null when it waits on nothing. */
   gate: Gate | null;
-  /** Writes of the channel that belong to the same transaction (e.g. finishing a job). */
-  also?: StoreWrite[];
   /** `acknowledgeTurn` stored the thread, the response and the input already: they are updated, and `items` are only what the turn produced. */
   acknowledged?: boolean;
 }
@@ -222,20 +220,25 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
     t.acknowledged ? db.update(responses).set(response).where(eq(responses.id, response.id)) : db.insert(responses).values(response),
     ...itemWrites(db, t),
     ...gateWrites,
-    ...(t.also ?? []),
   ]);
+}
+
+/** Items a durable turn has produced so far, stored as it goes (before its commit writes the rest). */
+export async function storeTurnItems(
+  db: Db,
+  t: { threadId: string; responseId: string; createdAt: number; items: { seq: number; item: ConversationItem; input: boolean }[] },
+): Promise<void> {
+  if (!t.items.length) return;
+  await db.insert(items).values(itemRows(t.threadId, t.responseId, t.createdAt, t.items));
 }
 
 /** The insert of a turn's new items, filed under its response (none when there are none). */
 function itemWrites(db: Db, t: Pick<TurnRecord, "thread" | "response" | "items">) {
-  if (!t.items.length) return [];
-  const now = t.response.createdAt;
-  return [
-    db.insert(items).values(
-      t.items.map(({ seq, item, input }) => ({ id: item.id, threadId: t.thread.id, responseId: t.response.id, seq, type: item.type, data: item, input, createdAt: now })),
-    ),
-  ];
+  return t.items.length ? [db.insert(items).values(itemRows(t.thread.id, t.response.id, t.response.createdAt, t.items))] : [];
 }
+
+const itemRows = (threadId: string, responseId: string, createdAt: number, rows: TurnRecord["items"]) =>
+  rows.map(({ seq, item, input }) => ({ id: item.id, threadId, responseId, seq, type: item.type, data: item, input, createdAt }));
 
 const responseRow = (t: Pick<TurnRecord, "thread" | "response">) => ({ ...t.response, threadId: t.thread.id, userId: t.thread.userId });
 

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
-import { uniqueViolation, type Db, type StoreWrite } from "./db";
-import { items, jobs, responses, threads, type StoredError } from "./schema";
+import { uniqueViolation, type Db } from "./db";
+import { jobs, responses, type StoredError } from "./schema";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata"> &
@@ -80,7 +80,7 @@ export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | u
           sql`(SELECT j.seq FROM jobs j
             WHERE j.status = 'queued' AND (j.next_attempt_at IS NULL OR j.next_attempt_at <= ${now})
               AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.lane = j.lane AND e.seq <> j.seq
-                AND (e.status = 'running' OR (e.status = 'queued' AND e.seq < j.seq)))
+                AND (e.status IN ('running', 'waiting') OR (e.status = 'queued' AND e.seq < j.seq)))
             ORDER BY j.seq LIMIT 1)`,
         ),
       ),
@@ -119,29 +119,38 @@ export async function conversationThread(db: Db, j: Pick<JobRow, "userId" | "sou
 
 export type JobOutcome =
   | { status: "completed" | "failed"; threadId: string | null; responseId: string | null; response: string | null; error: StoredError | null }
+  /** Its turn stopped at a gate a person resolves: the job goes on (and ends) once they have. */
+  | { status: "waiting"; threadId: string; responseId: string; waiting: "approval" | "oauth" }
   /** Back to the queue: at once (a shutdown), or after a delay with the error that caused it (a transient failure). */
   | { status: "queued"; threadId: string | null; error: StoredError | null; nextAttemptAt: number | null };
 
-/** The statement that finishes a job (or queues it again); run in the same batch as the turn it ran. */
-export function finishJobStatement(db: Db, id: string, outcome: JobOutcome) {
+/** Where a job goes after a run of its turn: ended, waiting on a person, or back to the queue. */
+export async function finishJob(db: Db, id: string, outcome: JobOutcome): Promise<void> {
   const set =
     outcome.status === "queued"
-      ? { status: outcome.status, threadId: outcome.threadId, responseId: null, response: null, error: outcome.error, nextAttemptAt: outcome.nextAttemptAt, completedAt: null }
-      : { ...outcome, completedAt: new Date().toISOString() };
-  return db.update(jobs).set(set).where(eq(jobs.id, id));
+      ? { status: outcome.status, threadId: outcome.threadId, responseId: null, response: null, error: outcome.error, nextAttemptAt: outcome.nextAttemptAt, completedAt: null, waiting: null }
+      : outcome.status === "waiting"
+        ? { ...outcome, response: null, error: null, completedAt: null }
+        : { ...outcome, completedAt: new Date().toISOString(), waiting: null };
+  await db.update(jobs).set(set).where(eq(jobs.id, id));
 }
 
-/**
- * Statements that undo a turn in the batch that commits it: its items and response, and the
- * thread too when the turn created it. For a job that runs again (cut short by a shutdown, or
- * failed for a transient reason).
- */
-export function discardTurnStatements(db: Db, responseId: string, newThreadId: string | undefined): StoreWrite[] {
-  return [
-    db.delete(items).where(eq(items.responseId, responseId)),
-    db.delete(responses).where(eq(responses.id, responseId)),
-    ...(newThreadId ? [db.delete(threads).where(eq(threads.id, newThreadId))] : []),
-  ];
+/** The turn of an earlier run of the job, if one got as far as storing it: a run again goes on with it. */
+export async function jobTurn(db: Db, jobId: string): Promise<{ id: string; status: "completed" | "failed" } | undefined> {
+  return (
+    await db
+      .select({ id: responses.id, status: responses.status })
+      .from(responses)
+      .where(eq(responses.jobId, jobId))
+      .orderBy(desc(responses.createdAt), desc(sql`${responses}.rowid`))
+      .limit(1)
+  )[0];
+}
+
+/** The jobs waiting on a person, by the thread their turn stopped on. */
+export async function waitingJobs(db: Db): Promise<{ id: string; threadId: string }[]> {
+  const rows = await db.select({ id: jobs.id, threadId: jobs.threadId }).from(jobs).where(eq(jobs.status, "waiting"));
+  return rows.flatMap((r) => (r.threadId ? [{ id: r.id, threadId: r.threadId }] : []));
 }
 
 /**

@@ -69,13 +69,13 @@ export async function recordedTicks(db: Db, routineId: string, from: number, to:
   return new Set(rows.map((r) => r.at));
 }
 
-/** Whether a run of the routine is still queued or running: a tick now would overlap it. */
+/** Whether a run of the routine is still queued, running or waiting on a person: a tick now would overlap it. */
 export async function runInProgress(db: Db, routineId: string): Promise<boolean> {
   const row = await db
     .select({ id: routineRuns.id })
     .from(routineRuns)
     .innerJoin(jobs, eq(jobs.id, routineRuns.jobId))
-    .where(and(eq(routineRuns.routineId, routineId), inArray(jobs.status, ["queued", "running"])))
+    .where(and(eq(routineRuns.routineId, routineId), inArray(jobs.status, ["queued", "running", "waiting"])))
     .limit(1);
   return row.length > 0;
 }

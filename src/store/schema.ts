@@ -86,8 +86,10 @@ export const responses = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /** Set by DELETE /api/v1/responses/{id}: the response is gone, its items stay in the thread. */
     deletedAt: integer("deleted_at"),
+    /** The job whose turn this is (a webhook job, a routine's run): a job run again finds its turn here. */
+    jobId: text("job_id"),
   },
-  (t) => [index("responses_thread").on(t.threadId)],
+  (t) => [index("responses_thread").on(t.threadId), index("responses_job").on(t.jobId)],
 );
 
 /**
@@ -156,7 +158,10 @@ export const jobs = sqliteTable(
     threadId: text("thread_id"),
     message: text("message").notNull(),
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>(),
-    status: text("status", { enum: ["queued", "running", "completed", "failed"] }).notNull(),
+    /** `waiting`: its turn stopped at a gate a person resolves (an approval); it goes on once they have. */
+    status: text("status", { enum: ["queued", "running", "waiting", "completed", "failed"] }).notNull(),
+    /** What a waiting job waits for. */
+    waiting: text("waiting", { enum: ["approval", "oauth"] }),
     /**
      * Jobs of one lane run one at a time, in order; lanes run side by side (HTTP_JOB_CONCURRENCY).
      * A lane is a conversation: the user, the source, the sender and the conversation id.

@@ -55,6 +55,11 @@ export interface Tool<P extends TSchema = TSchema> {
   egress?(args: Static<P>): string | undefined;
   /** A call the user must approve whatever the policy (identity files), or undefined. */
   confirm?(args: Static<P>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  /**
+   * Safe to run again: it changes nothing (the read-only built-ins). A call a stopped turn was
+   * running when it resumes is run again; any other is told to the model as interrupted.
+   */
+  repeatable?: boolean;
   /** Only the instance owner's turns may use it (an MCP server scoped to the owner). */
   ownerOnly?: boolean;
   /** The approval policy when the operator sets none (`tools.approval`); `auto` when left out. */

@@ -8,7 +8,7 @@ import { storeUnavailable, type Db } from "../../store/db";
 import { getJob, insertJob, laneOf, retryFailedJob, type JobRow, type NewJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";
 import { callbackUrlProblem, type CallbackAllowList } from "./callbacks";
-import { jobEnded, jobRecord } from "./record";
+import { jobRecord, jobSettled } from "./record";
 import { MAX_JSON_DEPTH, nestedTooDeep } from "../../http/body";
 import type { Logger } from "../../log";
 import type { JobWorker } from "./worker";
@@ -189,7 +189,7 @@ export function webhookApp(d: WebhookDeps) {
       try {
         let job = await getJob(d.db, params.id);
         if (!ownJob(job)) throw new WebhookError(404, "job not found");
-        if (wait && !jobEnded(job)) {
+        if (wait && !jobSettled(job)) {
           await watching.done;
           job = (await getJob(d.db, params.id)) ?? job;
         }

@@ -11,6 +11,8 @@ import { hubSignature, standardHeaders } from "./signatures";
 
 /** Pauses between attempts: 6 attempts over 8 minutes. */
 export const CALLBACK_DELAYS_MS = [5_000, 15_000, 45_000, 120_000, 300_000];
+/** Tries of a `waiting` callback (not kept across a restart: the end's callback is). */
+const WAITING_ATTEMPTS = 3;
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** One entry of the allow list: the hosts it names, and its port (any when it names none). */
@@ -124,6 +126,46 @@ export class CallbackSender {
     if (job.callbackStatus === "pending") this.#schedule(job.id, 0);
   }
 
+  /**
+   * A job waits on a person: its callback hears it at once (event `waiting`) with what waits
+   * and where to decide, once, trying a few times; the job's end is its callback as usual.
+   */
+  jobWaiting(job: JobRow, approval: { tool: string; arguments: string; url: string; destination?: string }): void {
+    if (!job.callbackUrl || this.#abort.signal.aborted) return;
+    const url = new URL(job.callbackUrl);
+    if (!this.d.allow.allows(url)) return;
+    const body = JSON.stringify({ ...jobRecord(job), event: "waiting", approval });
+    const fields = { job_id: job.id, event: "waiting" };
+    const send = async (attempt: number): Promise<void> => {
+      const problem = await this.#post(url, body, job.id, `msg_${job.id}_waiting_${job.responseId ?? ""}`).catch((e) => (e as Error).message);
+      if (problem === undefined) return void this.d.log.info("callback delivered", fields);
+      if (this.#abort.signal.aborted) return;
+      if (attempt >= WAITING_ATTEMPTS) return void this.d.log.warn("callback failed", { ...fields, error: problem });
+      await Bun.sleep(this.#delays[attempt - 1] ?? 1_000);
+      return send(attempt + 1);
+    };
+    void send(1);
+  }
+
+  /** One POST of a callback body, signed; undefined when the receiver took it (2xx), else why not. */
+  async #post(url: URL, body: string, jobId: string, messageId: string): Promise<string | undefined> {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": this.d.userAgent,
+        "x-webhook-signature": hubSignature(body, this.d.secret),
+        "x-webhook-job-id": jobId,
+        ...standardHeaders(messageId, body, this.d.secret),
+      },
+      body,
+      redirect: "manual",
+      signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+    });
+    await res.body?.cancel().catch(() => {});
+    return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
+  }
+
   /** Stops sending; what is still pending is picked up by the next start. */
   async stop(): Promise<void> {
     this.#abort.abort();
@@ -165,27 +207,14 @@ export class CallbackSender {
       return;
     }
     try {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "user-agent": this.d.userAgent,
-          "x-webhook-signature": hubSignature(body, this.d.secret),
-          "x-webhook-job-id": id,
-          // Standard Webhooks: one message per end of the job, the same id on every attempt
-          ...standardHeaders(`msg_${id}_${Date.parse(job.completedAt ?? "") || 0}`, body, this.d.secret),
-        },
-        body,
-        redirect: "manual",
-        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
-      });
-      await res.body?.cancel().catch(() => {});
-      if (res.status >= 200 && res.status < 300) {
+      // Standard Webhooks: one message per end of the job, the same id on every attempt
+      const refused = await this.#post(url, body, id, `msg_${id}_${Date.parse(job.completedAt ?? "") || 0}`);
+      if (refused === undefined) {
         await setCallbackState(this.d.db, id, { status: "delivered", attempts, nextAt: null });
-        this.d.log.info("callback delivered", { ...fields, status: res.status });
+        this.d.log.info("callback delivered", fields);
         return;
       }
-      problem = `HTTP ${res.status}`;
+      problem = refused;
     } catch (e) {
       // stopping: this attempt does not count, the next start makes it again
       if (this.#abort.signal.aborted) return;

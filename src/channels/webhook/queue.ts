@@ -1,3 +1,4 @@
+import { getGate } from "../../store/conversations";
 import type { Agent } from "../../agent/turns";
 import type { Config } from "../../config/schema";
 import type { Logger } from "../../log";
@@ -62,6 +63,22 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
           callbacks?.jobEnded(job);
         })
         .catch((e) => log.error("job", { job_id: id, error: (e as Error).message }));
+    },
+    waiting: (id) => {
+      watch.ended(id);
+      void (async () => {
+        const job = await getJob(db, id);
+        if (job?.status !== "waiting" || !job.threadId) return;
+        logJob(log, job);
+        const gate = await getGate(db, job.threadId);
+        const details = gate && "details" in gate ? gate.details : undefined;
+        callbacks?.jobWaiting(job, {
+          tool: details?.tool ?? "",
+          arguments: details?.arguments ?? "",
+          url: agent.deps.gateUrl(job.threadId),
+          ...(details && "destination" in details && details.destination ? { destination: details.destination } : {}),
+        });
+      })().catch((e) => log.error("job", { job_id: id, error: (e as Error).message }));
     },
   });
   return {

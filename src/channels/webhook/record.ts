@@ -5,6 +5,8 @@ export function jobRecord(j: JobRow) {
   return {
     id: j.id,
     status: j.status,
+    /** What a waiting job waits for: a person's approval (web UI, TUI, `service approvals`), an extension to connect. */
+    ...(j.status === "waiting" && j.waiting ? { waiting: j.waiting } : {}),
     ...(j.response !== null && j.status === "completed" ? { response: j.response } : {}),
     ...(j.error ? { error: j.error } : {}),
     user_id: j.sender,
@@ -22,3 +24,6 @@ export function jobRecord(j: JobRow) {
 
 /** A job that has ended: its record no longer changes (but for its callback). */
 export const jobEnded = (j: Pick<JobRow, "status">) => j.status === "completed" || j.status === "failed";
+
+/** Where a long poll answers: the job ended, or waits on a person (which may take hours). */
+export const jobSettled = (j: Pick<JobRow, "status">) => jobEnded(j) || j.status === "waiting";

@@ -27,7 +27,7 @@ export class JobWatch {
     return { done: promise, cancel: done };
   }
 
-  /** The job ended: its polls are answered. */
+  /** The job ended (or waits on a person): its polls are answered. */
   ended(id: string): void {
     for (const done of [...(this.#waiters.get(id) ?? [])]) done();
   }

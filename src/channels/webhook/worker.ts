@@ -6,16 +6,7 @@ import { InvalidRequest, ThreadNotFound } from "../../errors";
 import { transientFailure } from "../../llm/transient";
 import type { StoredError } from "../../store/schema";
 import type { Db } from "../../store/db";
-import {
-  claimNextJob,
-  conversationThread,
-  discardTurnStatements,
-  finishJobStatement,
-  nextRetryAt,
-  requeueInterrupted,
-  type JobOutcome,
-  type JobRow,
-} from "../../store/jobs";
+import { claimNextJob, conversationThread, finishJob, jobTurn, nextRetryAt, requeueInterrupted, waitingJobs, type JobOutcome, type JobRow } from "../../store/jobs";
 
 /** How long the worker waits before it looks at the queue again after the store failed. */
 const STORE_RETRY_MS = 5_000;
@@ -36,6 +27,8 @@ export interface WorkerDeps {
   retryDelaysMs?: number[];
   /** A job ended (completed or failed): its callback, its log line, its long polls. */
   ended?: (jobId: string) => void;
+  /** A job's turn stopped at a gate a person resolves: its `waiting` callback. */
+  waiting?: (jobId: string) => void;
 }
 
 /**
@@ -56,14 +49,24 @@ export class JobWorker {
   #stopping = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #delays: number[];
+  /** The jobs waiting on a person, by the thread their turn stopped on. */
+  readonly #waiting = new Map<string, string>();
 
   constructor(private readonly deps: WorkerDeps) {
     this.#delays = deps.retryDelaysMs ?? JOB_RETRY_DELAYS_MS;
+    // a waiting job goes on with the turn a person's decision runs on its thread
+    deps.agent.bus.subscribe((turn, e) => {
+      if (e.type !== "turn.completed" || !e.result) return;
+      const jobId = this.#waiting.get(turn.threadId);
+      if (!jobId || e.result.id === undefined) return;
+      void this.#resolved(jobId, turn.threadId, e.result).catch((err) => this.#storeFailed(err));
+    });
   }
 
   async start(): Promise<void> {
     const again = await requeueInterrupted(this.deps.db);
     if (again) this.deps.log(`jobs: ${again} interrupted job(s) queued again`);
+    for (const w of await waitingJobs(this.deps.db)) this.#waiting.set(w.threadId, w.id);
     this.kick();
   }
 
@@ -134,72 +137,103 @@ export class JobWorker {
 
   async #run(job: JobRow): Promise<void> {
     const { db } = this.deps;
-    const threadId = await conversationThread(db, job);
-    let outcome: JobOutcome["status"] = "queued";
+    let outcome: JobOutcome;
     try {
-      outcome = await this.#turn(job, threadId, jobContent(job));
+      outcome = this.#outcome(job, await this.#turn(job));
     } catch (e) {
       const refused = e instanceof InvalidRequest ? refusal(e) : undefined;
       if (!refused) {
         // not the job's fault (the store is down): back to the queue, to run again later
-        await finishJobStatement(db, job.id, { status: "queued", threadId: threadId ?? null, error: null, nextAttemptAt: null }).catch(() => {});
+        await finishJob(db, job.id, { status: "queued", threadId: job.threadId, error: null, nextAttemptAt: null }).catch(() => {});
         throw e;
       }
-      // the turn could not start (the conversation waits on an approval, the message cannot fit): the job fails
-      await finishJobStatement(db, job.id, { status: "failed", threadId: threadId ?? null, responseId: null, response: null, error: refused });
-      outcome = "failed";
+      // the turn could not start (the message cannot fit the context window): the job fails
+      outcome = { status: "failed", threadId: job.threadId, responseId: null, response: null, error: refused };
     }
-    // its log line, callback and long polls (a job queued again has not ended)
-    if (outcome !== "queued") this.deps.ended?.(job.id);
+    await finishJob(db, job.id, outcome);
+    this.#after(job.id, outcome);
   }
 
-  /** The job's turn; a conversation whose thread was deleted meanwhile starts a new one. Resolves to where the job went. */
-  async #turn(job: JobRow, threadId: string | undefined, content: string): Promise<JobOutcome["status"]> {
-    let status: JobOutcome["status"] = "queued";
-    const run = (thread: string | undefined) =>
-      this.deps.agent.run({
-        channel: "webhook",
-        userId: job.userId,
-        threadId: thread,
-        // a named source not marked trusted speaks for someone else: its message taints the turn
-        messages: [{ role: "user", content, ...(job.trusted ? {} : { untrusted: true }) }],
-        toolOutputs: [],
-        model: "default",
-        timeoutMs: this.deps.turnTimeoutMs,
-        memory: job.memory,
-        origin: { jobId: job.id, queuedAt: Date.parse(job.createdAt) },
-        commitAlso: (r) => {
-          const outcome = this.#outcome(job, r);
-          status = outcome.status;
-          return [
-            // a job that runs again starts from scratch: this attempt's writes are undone in the same transaction
-            ...(outcome.status === "queued" ? discardTurnStatements(this.deps.db, r.id, thread ? undefined : r.threadId) : []),
-            finishJobStatement(this.deps.db, job.id, outcome.status === "queued" ? { ...outcome, threadId: thread ?? null } : outcome),
-          ];
-        },
-      });
+  /** What follows where a job went: a waiting one is watched for its approval; an ended one has its callback and long polls. */
+  #after(jobId: string, outcome: JobOutcome): void {
+    if (outcome.status === "waiting") {
+      this.#waiting.set(outcome.threadId, jobId);
+      this.deps.waiting?.(jobId);
+    } else if (outcome.status !== "queued") this.deps.ended?.(jobId);
+  }
+
+  /**
+   * The job's turn. A run again (after a stop, a crash or a transient failure) goes on with the
+   * turn an earlier run stored, so that no finished tool call runs twice; a conversation whose
+   * thread was deleted meanwhile starts a new one.
+   */
+  async #turn(job: JobRow): Promise<TurnResult> {
+    const { agent, db } = this.deps;
+    const common = {
+      channel: "webhook" as const,
+      userId: job.userId,
+      toolOutputs: [],
+      model: "default",
+      timeoutMs: this.deps.turnTimeoutMs,
+      memory: job.memory,
+      origin: { jobId: job.id, queuedAt: Date.parse(job.createdAt) },
+      // stored as it runs (durable), and its gates wait for a person instead of failing the job
+      background: true,
+      surfacesGates: true,
+    };
+    const earlier = await jobTurn(db, job.id);
+    if (earlier) {
+      try {
+        return await agent.run({ ...common, messages: [], recover: earlier.id });
+      } catch (e) {
+        if (!(e instanceof ThreadNotFound)) throw e;
+      }
+    }
+    // a named source not marked trusted speaks for someone else: its message taints the turn
+    const messages = [{ role: "user" as const, content: jobContent(job), ...(job.trusted ? {} : { untrusted: true }) }];
+    const threadId = earlier ? undefined : await conversationThread(db, job);
     try {
-      await run(threadId);
+      return await agent.run({ ...common, threadId, messages });
     } catch (e) {
       if (!(e instanceof ThreadNotFound) || threadId === undefined) throw e;
-      await run(undefined);
+      return agent.run({ ...common, messages });
     }
-    return status;
   }
 
-  /** Where the job goes after its turn: done, failed, or back to the queue (a shutdown at once, a transient failure after a delay). */
+  /** Where the job goes after its turn: done, failed, waiting on a person, or back to the queue (a shutdown at once, a transient failure after a delay). */
   #outcome(job: JobRow, r: TurnResult): JobOutcome {
-    if (r.error?.code === "shutdown") return { status: "queued", threadId: null, error: null, nextAttemptAt: null };
+    // the turn is stored as far as it got: the next run goes on from there
+    if (r.error?.code === "shutdown") return { status: "queued", threadId: r.threadId, error: null, nextAttemptAt: null };
     // job.attempts counts this run already (claimNextJob)
     if (transientFailure(r.error) && job.attempts < this.deps.maxAttempts) {
       const delay = this.#delays[Math.min(job.attempts, this.#delays.length) - 1] ?? 0;
-      return { status: "queued", threadId: null, error: r.error, nextAttemptAt: Date.now() + delay };
+      return { status: "queued", threadId: r.threadId, error: r.error, nextAttemptAt: Date.now() + delay };
     }
-    const response = answerText(r);
-    return r.status === "completed"
-      ? { status: "completed", threadId: r.threadId, responseId: r.id, response, error: null }
-      : { status: "failed", threadId: r.threadId, responseId: r.id, response: response || null, error: r.error };
+    return jobEnd(r);
   }
+
+  /**
+   * A turn ended on the thread of a waiting job (the person approved or denied in the web UI,
+   * the TUI or `service approvals`, which runs the turn on): the job ends with it, or waits
+   * again at the next gate.
+   */
+  async #resolved(jobId: string, threadId: string, r: TurnResult): Promise<void> {
+    this.#waiting.delete(threadId);
+    const outcome = jobEnd(r);
+    await finishJob(this.deps.db, jobId, outcome);
+    this.#after(jobId, outcome);
+    // its lane is free again
+    this.kick();
+  }
+}
+
+/** A job's end as its last turn left it: completed, failed, or waiting at a gate. */
+function jobEnd(r: TurnResult): JobOutcome {
+  if (r.status === "completed" && r.waiting) return { status: "waiting", threadId: r.threadId, responseId: r.id, waiting: r.waiting };
+  const response = answerText(r);
+  return r.status === "completed"
+    ? { status: "completed", threadId: r.threadId, responseId: r.id, response, error: null }
+    : { status: "failed", threadId: r.threadId, responseId: r.id, response: response || null, error: r.error };
 }
 
 /** What the model reads of a job: a `<user-context>` block with who sent it and where it belongs, then the message. */

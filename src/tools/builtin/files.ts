@@ -155,6 +155,7 @@ export function fileTools(paths: Paths, records?: AgentFileRecords): Tool[] {
 
   const fileRead = defineTool({
     name: "file_read",
+    repeatable: true,
     description: `Read a UTF-8 text file from your files folder (at most ${formatBytes(FILE_READ_MAX_BYTES)}; binary files are refused).`,
     parameters: Type.Object({ path: PathParam }),
     execute: ({ path }, ctx) =>
@@ -215,6 +216,7 @@ export function fileTools(paths: Paths, records?: AgentFileRecords): Tool[] {
 
   const fileList = defineTool({
     name: "file_list",
+    repeatable: true,
     description: "List a folder in your files folder (default: its top): each entry's name, type and size, sorted by name.",
     parameters: Type.Object({ path: Type.Optional(Type.String({ maxLength: 4096, description: "Folder to list; default the top" })) }),
     execute: ({ path }, ctx) =>

@@ -12,6 +12,7 @@ export function memoryTools(memory: MemoryService): Tool[] {
   return [
     defineTool({
       name: "memory_search",
+      repeatable: true,
       description:
         "Search the user's workspace memory (their saved documents and notes) for text relevant to a query. " +
         "Returns the best matching documents with a snippet each, best first. Use it before answering " +
@@ -30,6 +31,7 @@ export function memoryTools(memory: MemoryService): Tool[] {
     }),
     defineTool({
       name: "memory_read",
+      repeatable: true,
       description: `Read one document of the user's workspace memory in full. ${PATH_RULES}`,
       parameters: Type.Object({ path: Type.String({ description: "The document's path." }) }),
       async execute({ path }, ctx) {
@@ -63,6 +65,7 @@ export function memoryTools(memory: MemoryService): Tool[] {
     }),
     defineTool({
       name: "memory_tree",
+      repeatable: true,
       description: "List every document in the user's workspace memory with its size and last change, sorted by path.",
       parameters: Type.Object({}),
       async execute(_args, ctx) {

@@ -47,6 +47,7 @@ export function missionTools(routines: Routines): Tool[] {
     }),
     defineTool({
       name: "mission_list",
+      repeatable: true,
       description: "Lists the user's missions (scheduled routines): id, name, schedule and next run.",
       parameters: Type.Object({}),
       async execute(_args, ctx) {

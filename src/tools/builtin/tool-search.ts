@@ -22,6 +22,7 @@ function short(description: string): string {
  */
 export const toolSearchTool = defineTool({
   name: TOOL_SEARCH,
+  repeatable: true,
   description: description.trim(),
   parameters: Type.Object({
     query: Type.String({ minLength: 1, description: "words of what the tool should do, or its name" }),

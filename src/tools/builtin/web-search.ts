@@ -19,6 +19,7 @@ export function webSearchTool(searchUrl: string, opts: WebSearchOptions = {}): T
   const timeoutMs = opts.timeoutMs ?? WEB_FETCH_TIMEOUT_MS;
   return defineTool({
     name: "web_search",
+    repeatable: true,
     description:
       "Search the web. Returns up to `limit` results (default 5, at most 20), each as a title, its URL and a short snippet. " +
       "Use web_fetch to read a result.",

@@ -98,7 +98,11 @@ async function readDatabase(home: string) {
       responseId: String(r.response_id),
       item: JSON.parse(String(r.data)),
     }));
-    const responses = (await db.execute("SELECT id, thread_id, status FROM responses")).rows;
+    const responses = (await db.execute("SELECT id, thread_id, status, error FROM responses")).rows.map((r) => ({
+      id: String(r.id),
+      status: String(r.status),
+      error: r.error ? (JSON.parse(String(r.error)) as { code: string }) : null,
+    }));
     const threads = (await db.execute("SELECT id FROM threads")).rows;
     return { jobs, items, responses, threads };
   } finally {
@@ -210,10 +214,10 @@ describe("webhook jobs across restarts of the binary", () => {
     let data = await readDatabase(home);
     expect(data.jobs.map((j) => j.status)).toEqual(["queued", "queued"]);
     expect(data.jobs.map((j) => j.completed_at)).toEqual([null, null]);
-    // the cut-short attempt left nothing behind
-    expect(data.items).toHaveLength(0);
-    expect(data.responses).toHaveLength(0);
-    expect(data.threads).toHaveLength(0);
+    // the cut-short attempt is stored as far as it got (its input), for the next run to go on with
+    expect(data.items.map((r) => r.item.type)).toEqual(["message"]);
+    expect(data.responses.map((r) => [r.status, r.error?.code])).toEqual([["failed", "shutdown"]]);
+    expect(data.threads).toHaveLength(1);
 
     llm.reset();
     llm.respondWith((body) => ({ text: answer(messageOf(body)) }));
@@ -234,7 +238,7 @@ describe("webhook jobs across restarts of the binary", () => {
     expectEachTurnOnce(data, messages, answer);
   }, 40_000);
 
-  test("SIGTERM while the model is streaming a job's answer: back to the queue, then run again in full, once", async () => {
+  test("SIGTERM while the model is streaming a job's answer: back to the queue, then the answer asked for again, once", async () => {
     const home = join(dir, "stream-home");
     const long = Array.from({ length: 300 }, (_, i) => `part${i}`).join(" ");
     const message = "streamed job";
@@ -247,11 +251,11 @@ describe("webhook jobs across restarts of the binary", () => {
     first.proc.kill("SIGTERM");
     expect(await first.proc.exited).toBe(0);
     let data = await readDatabase(home);
-    // the answer was cut short by the stop: not completed, and nothing of it kept
+    // the answer was cut short by the stop: not completed; the turn is stored as far as it got
     expect(data.jobs.map((j) => j.status)).toEqual(["queued"]);
     expect(data.jobs[0]!.response).toBeNull();
-    expect(data.items).toHaveLength(0);
-    expect(data.responses).toHaveLength(0);
+    expect(data.items.map((r) => r.item.status ?? "whole")).toEqual(["whole", "incomplete"]);
+    expect(data.responses.map((r) => r.error?.code)).toEqual(["shutdown"]);
 
     llm.reset();
     llm.respondWith(() => ({ text: long }));

@@ -62,11 +62,14 @@ async function accept(t: TestService, body: Record<string, unknown>): Promise<{ 
 }
 
 /** Re-reads the job row until it has finished (bounded); the database read costs no rate-limit budget. */
-async function finished(t: TestService, id: string, timeoutMs = 10_000): Promise<JobRow> {
+const finished = (t: TestService, id: string, timeoutMs = 10_000): Promise<JobRow> => until(t, id, (j) => j.status === "completed" || j.status === "failed", timeoutMs);
+
+/** Re-reads the job row until `ok` holds (bounded). */
+async function until(t: TestService, id: string, ok: (j: JobRow) => boolean, timeoutMs = 10_000): Promise<JobRow> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const job = await getJob(t.service.services.db, id);
-    if (job && (job.status === "completed" || job.status === "failed")) return job;
+    if (job && ok(job)) return job;
     if (Date.now() > end) throw new Error(`job ${id} still ${job?.status ?? "missing"} after ${timeoutMs} ms`);
     await Bun.sleep(5);
   }
@@ -562,26 +565,31 @@ describe("webhook configuration", () => {
     }
   });
 
-  test("a job whose conversation waits on an approval fails with code approval_required", async () => {
+  test("a job that meets an approval waits (its lane too); approved in the web UI's endpoint, it runs on and completes", async () => {
     const t = await startTestService({ env: webhookEnv({ TOOLS_ASK: "file_list" }) });
     try {
       t.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] });
       const first = await accept(t, { user_id: "gina", message: "list my files", conversation_id: "gated" });
-      await t.llm.waitForRequests(1);
-      const r1 = await finished(t, first.job_id);
-      expect(r1.status).toBe("failed");
-      expect(r1.error!.code).toBe("approval_required");
+      const waiting = await until(t, first.job_id, (j) => j.status === "waiting");
+      expect(waiting.waiting).toBe("approval");
+      const rec = await hook(t, `/jobs/${first.job_id}`);
+      expect(rec.body).toMatchObject({ status: "waiting", waiting: "approval" });
+      expect(rec.body.response).toBeUndefined();
 
+      // the same conversation's next job waits behind it; another conversation is not held up
       const second = await accept(t, { user_id: "gina", message: "hello again", conversation_id: "gated" });
-      const r2 = await finished(t, second.job_id);
-      expect(r2.status).toBe("failed");
-      const rec = await hook(t, `/jobs/${second.job_id}`);
-      expect(rec.body.error).toEqual({ code: "approval_required", message: expect.stringContaining("approval") });
-      expect(t.llm.chatRequests()).toHaveLength(1); // the rejected job never reached the LLM
-
-      // another conversation is not affected
       const other = await accept(t, { user_id: "gina", message: "fresh start", conversation_id: "free" });
       expect((await finished(t, other.job_id)).status).toBe("completed");
+      expect((await hook(t, `/jobs/${second.job_id}`)).body.status).toBe("queued");
+
+      // the owner approves the call where the web UI does
+      t.llm.enqueue({ text: "You have no files yet." });
+      const approved = await t.api(`/api/chat/approvals/${waiting.threadId}`, { method: "POST", json: { decision: "approve" } });
+      expect(approved.status).toBe(200);
+      const done = await finished(t, first.job_id);
+      expect(done).toMatchObject({ status: "completed", response: "You have no files yet.", waiting: null });
+      // then the lane goes on
+      expect((await finished(t, second.job_id)).status).toBe("completed");
     } finally {
       await t.stop();
     }
