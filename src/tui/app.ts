@@ -110,7 +110,14 @@ class ChatApp {
 
   #onKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
     if (key.full === "C-c") return this.quit();
-    if (this.#session.approval.open) return this.#session.approval.dialogKey(ch, key.full);
+    if (this.#session.approval.open) {
+      // Tab moves on from the prompt as from any element; Esc (decide later) goes back to the input
+      if (key.full === "tab" || key.full === "S-tab") {
+        this.#session.approval.show(false);
+        return this.#setFocus(key.full === "tab" ? "transcript" : "input");
+      }
+      return this.#session.approval.dialogKey(ch, key.full);
+    }
     switch (key.full) {
       case "C-l":
         return this.#clearView();
@@ -153,15 +160,20 @@ class ChatApp {
       this.#guard(() => this.#submit());
       return;
     }
+    // typed text is always text: approval keys act only in the approval prompt
     const printable = isPrintable(ch, key) ? ch : undefined;
-    if (this.#editor.text === "" && this.#session.approval.shortcut(printable)) return;
     if (this.#editor.key(key.full, printable)) this.#schedule();
   }
 
+  /** Tab order: the input, the approval prompt while one waits, the conversation, the thread list. */
   #cycleFocus(step: number): void {
-    const order: Focus[] = this.#ui.threadsShown ? ["input", "transcript", "threads"] : ["input", "transcript"];
-    const i = order.indexOf(this.#focus);
-    this.#setFocus(order[(i + step + order.length) % order.length]!);
+    const order: (Focus | "approval")[] = ["input"];
+    if (this.#session.approval.pending) order.push("approval");
+    order.push("transcript");
+    if (this.#ui.threadsShown) order.push("threads");
+    const next = order[(order.indexOf(this.#focus) + step + order.length) % order.length]!;
+    if (next === "approval") return this.#session.approval.show(true);
+    this.#setFocus(next);
   }
 
   #setFocus(focus: Focus): void {

@@ -1,5 +1,5 @@
 // The gates a turn can stop at, as the TUI puts them to the user: a tool call waiting for
-// approval (a dialog, and a/d/A keys), and a tool waiting for its extension to be connected
+// approval (a dialog that takes the a/d/A keys while it is open), and a tool waiting for its extension to be connected
 // (a notice saying which page of the web UI connects it).
 import type { ItemOf } from "../gateway/client/conversation";
 import { pendingApproval } from "../gateway/client/conversation";
@@ -9,10 +9,8 @@ import type { Layout } from "./layout";
 import { brief, escapeTags } from "./text";
 import type { Transcript } from "./transcript";
 
-/** The keys that decide, in the dialog and on an empty message line. */
-const KEYS: Record<string, Decision> = { a: "approve", d: "deny", A: "always" };
-/** The dialog also takes yes and no. */
-const DIALOG_KEYS: Record<string, Decision> = { ...KEYS, y: "approve", n: "deny" };
+/** The keys that decide: only in the approval prompt, never in the message line (typed text is text). */
+const DIALOG_KEYS: Record<string, Decision> = { a: "approve", d: "deny", A: "always", y: "approve", n: "deny" };
 
 /** Connecting happens in a browser: the notice says where. */
 export function connectNotice(item: ItemOf<"connect">, serviceUrl: string): string {
@@ -53,7 +51,7 @@ export class ApprovalPrompt {
     this.ctx.layout.dialog(
       this.#open && p
         ? `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.arguments, 200))}\n\n` +
-            `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later`
+            `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later (Tab comes back)`
         : null,
     );
     this.ctx.changed();
@@ -64,13 +62,6 @@ export class ApprovalPrompt {
     if (keyName === "escape") return this.show(false);
     const decision = ch ? DIALOG_KEYS[ch] : undefined;
     if (decision) void this.decide(decision);
-  }
-
-  /** A key typed on an empty message line; true when it decided the pending approval. */
-  shortcut(ch: string | undefined): boolean {
-    const decision = ch && this.pending ? KEYS[ch] : undefined;
-    if (decision) void this.decide(decision);
-    return !!decision;
   }
 
   /** Sends the decision; the turn it resumes reports on the event stream. */

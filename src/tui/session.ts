@@ -84,7 +84,7 @@ export class ChatSession {
       return false;
     }
     if (this.approval.pending) {
-      this.notice("This conversation waits for an approval: press a (approve), d (deny) or A (always allow).");
+      this.notice("This conversation waits for an approval: decide it in the prompt (a approve, d deny, A always allow); your message stays in the box.");
       this.approval.show(true);
       return false;
     }

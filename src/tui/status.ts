@@ -43,6 +43,6 @@ export function statusLine(s: {
   focus: Focus;
 }): string {
   const thread = s.thread ? escapeTags(brief(s.thread.title || s.thread.id.slice(0, 8), 24)) : "new";
-  const activity = s.activity === "approval" ? "{yellow-fg}approval needed{/yellow-fg}" : s.activity === "thinking" ? "thinking…" : "ready";
+  const activity = s.activity === "approval" ? "{yellow-fg}approval needed (Tab){/yellow-fg}" : s.activity === "thinking" ? "thinking…" : "ready";
   return ` ${escapeTags(s.model)} │ ${thread} │ ${CONNECTION[s.connection]} │ ${activity} │ ${HINTS[s.focus]}`;
 }

@@ -45,7 +45,7 @@ function renderItem(item: ViewItem, serviceUrl: string): string {
       const head = `{yellow-fg}{bold}Approval needed:{/bold}{/yellow-fg} ${escapeTags(item.tool)} ${escapeTags(brief(item.arguments, 100))}`;
       return item.decided
         ? `${head}\n  → ${DECIDED[item.decided]}`
-        : `${head}\n  {bold}a{/bold} approve · {bold}d{/bold} deny · {bold}A{/bold} always allow ${escapeTags(item.tool)}`;
+        : `${head}\n  waiting: Tab to the approval prompt, then {bold}a{/bold} approve · {bold}d{/bold} deny · {bold}A{/bold} always allow ${escapeTags(item.tool)}`;
     }
     case "connect":
       return notice(connectNotice(item, serviceUrl));

@@ -252,6 +252,36 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
     expect(sent.at(-1).role).toBe("tool");
   });
 
+  test("typed text is text while an approval waits: Esc, then a message starting with a or d decides nothing", async () => {
+    svc.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] }, { text: "I will not list them." });
+    type(S, "list them once more");
+    keys(S, "Enter");
+    await see(S, "wants to run with");
+    keys(S, "Escape"); // decide later: back to the message line
+    await until("the prompt to close", () => !screen(S).includes("wants to run with") && screen(S));
+    const pending = async () => ((await (await svc.api("/api/chat/approvals")).json()) as any).approvals;
+    type(S, "about this");
+    await see(S, "about this");
+    type(S, " and does it wait");
+    await see(S, "about this and does it wait");
+    expect(await pending()).toHaveLength(1);
+    keys(S, "C-u");
+    type(S, "deny nothing");
+    await see(S, "deny nothing");
+    expect(await pending()).toHaveLength(1);
+    // Enter does not send past the prompt: the text stays, the prompt comes back
+    keys(S, "Enter");
+    await see(S, "wants to run with");
+    expect(screen(S)).toContain("deny nothing");
+    type(S, "d"); // in the prompt, d denies
+    await reply(S, "I will not list them.");
+    expect(screen(S)).toContain("→ denied");
+    expect(await pending()).toHaveLength(0);
+    expect(screen(S)).toContain("deny nothing"); // still in the message line, whole
+    // Tab reaches the prompt again only while one waits: now it goes to the conversation
+    keys(S, "C-u");
+  });
+
   test("Up/Down scroll the transcript", async () => {
     keys(S, "C-l");
     const n = 12; // 8 lines each: more than the view holds
