@@ -10,6 +10,7 @@ import { jobsRoutes } from "./gateway/jobs";
 import { chatRoutes } from "./gateway/chat";
 import { ChatEventHub } from "./gateway/events";
 import { approvalRoutes } from "./gateway/approvals";
+import { branchRoutes } from "./gateway/branches";
 import { memoryRoutes } from "./gateway/memory";
 import { extensionRoutes } from "./gateway/extensions";
 import { webUiRoutes } from "./gateway/web-ui";
@@ -57,6 +58,7 @@ export function createApp(s: Services) {
     .use(jobsRoutes(s))
     .use(chatRoutes(s, events))
     .use(approvalRoutes(s, events))
+    .use(branchRoutes(s, events))
     .use(memoryRoutes(s))
     .use(extensionRoutes(s, events))
     .use(webUiRoutes());

@@ -6,9 +6,10 @@ import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
 import type { ChatEventHub } from "./events";
 import { NotFound } from "../errors";
-import { getGate, listApprovalGates } from "../store/conversations";
+import type { DecisionRecord } from "../store/chat-threads";
+import { getGate, listApprovalGates, listThreads, type Gate } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
-import { Decision } from "./chat-wire";
+import { Decision, type PendingApproval } from "./chat-wire";
 
 export const DecisionBody = Type.Object(
   { decision: Type.Union(Decision.anyOf, { error: "is required and must be approve, deny or always." }) },
@@ -22,21 +23,29 @@ export const DecisionBody = Type.Object(
 export function approvalRoutes(s: Services, events: ChatEventHub) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
-    .get("/api/chat/approvals", async ({ principal }) => ({
-      approvals: (await listApprovalGates(s.db, principal.userId)).map((g) => ({
-        thread_id: g.threadId,
-        call_id: g.callId,
-        tool: g.tool,
-        arguments: g.arguments,
-        created_at: isoFromSeconds(g.createdAt),
-      })),
-    }))
+    .get("/api/chat/approvals", async ({ principal }): Promise<{ approvals: PendingApproval[] }> => {
+      const gates = await listApprovalGates(s.db, principal.userId);
+      const titles = new Map((await listThreads(s.db, principal.userId)).map((t) => [t.id, t.title]));
+      return {
+        approvals: gates.map((g) => ({
+          thread_id: g.threadId,
+          thread_title: titles.get(g.threadId) ?? null,
+          call_id: g.callId,
+          tool: g.tool,
+          arguments: g.arguments,
+          created_at: isoFromSeconds(g.createdAt),
+        })),
+      };
+    })
     .post(
       "/api/chat/approvals/:thread_id",
       async ({ params, body, principal }) => {
         takeTurnBudget(s, principal);
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
+        // the decision is kept with the turn it resumes, so that the thread's record shows it
+        const gate = await getGate(s.db, threadId);
+        const meta = gate?.kind === "approval" ? { approval: decisionRecord(gate, body.decision, principal.userId) } : undefined;
         // someone else's thread reads as no thread at all (ThreadNotFound: 404)
         const r = await events.run(s.agent, {
           channel: "chat",
@@ -45,6 +54,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
           messages: [],
           toolOutputs: [],
           approval: body.decision,
+          meta,
           model: "default",
           timeoutMs: s.turnTimeoutMs,
           surfacesGates: true,
@@ -65,4 +75,18 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
       },
       { parse: authedJson(s), body: DecisionBody },
     );
+}
+
+/** What the thread's record keeps of a decision: the prompt as it was shown, and the answer. */
+function decisionRecord(gate: Extract<Gate, { kind: "approval" }>, decision: Decision, userId: string): DecisionRecord {
+  const shown: typeof gate.details & { destination?: unknown; diff?: unknown } = gate.details;
+  return {
+    call_id: gate.callId,
+    tool: shown.tool,
+    arguments: shown.arguments,
+    decision,
+    decided_by: userId,
+    ...(typeof shown.destination === "string" ? { destination: shown.destination } : {}),
+    ...(typeof shown.diff === "string" ? { diff: shown.diff } : {}),
+  };
 }

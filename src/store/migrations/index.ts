@@ -11,6 +11,7 @@ import m7 from "./0007_memory_owner.sql" with { type: "text" };
 import m8 from "./0008_conversations.sql" with { type: "text" };
 import m9 from "./0009_thread_context.sql" with { type: "text" };
 import m10 from "./0010_operations.sql" with { type: "text" };
+import m11 from "./0011_branches.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -24,4 +25,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0008_conversations", sql: m8 },
   { tag: "0009_thread_context", sql: m9 },
   { tag: "0010_operations", sql: m10 },
+  { tag: "0011_branches", sql: m11 },
 ];
