@@ -82,6 +82,8 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
           const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };
           return reply;
         } catch (e) {
+          // the caller went away (closed the page, the connection dropped): nobody to tell, nothing went wrong
+          if (request.signal.aborted) throw new InvalidRequest("The compaction was cancelled: the request ended before it finished.", "cancelled");
           // the model failed (reported as the proxy reports it): nothing was stored
           throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }

@@ -167,6 +167,22 @@ describe("local chat endpoints", () => {
     }
   });
 
+  test("a /compact whose caller goes away ends quietly: no 'unexpected error' in the log", async () => {
+    t.llm.enqueue({ text: "A1" }, { text: "A2" });
+    const a = await post(t, "/api/chat", { message: "Q1" });
+    await post(t, "/api/chat", { message: "Q2", thread_id: a.body.thread_id });
+    t.llm.enqueue({ text: "nothing to save" }, { text: "Summary.", delayMs: 5_000 });
+    const before = t.llm.chatRequests().length;
+    const caller = new AbortController();
+    const compacting = t.api(`/api/chat/threads/${a.body.thread_id}/compact`, { method: "POST", signal: caller.signal }).catch(() => undefined);
+    await t.llm.waitForRequests(before + 2); // the summary is being written
+    caller.abort();
+    await compacting;
+    // the compaction holds the thread until it has ended
+    await t.service.services.agent.withThread(a.body.thread_id, async () => {});
+    expect(t.logs.filter((m) => m.startsWith("unexpected error"))).toEqual([]);
+  });
+
   test("threads can be renamed and searched by title or message", async () => {
     t.llm.enqueue({ text: "The capital is **Lisbon**." });
     const a = await post(t, "/api/chat", { message: "what is the capital of Portugal?" });
