@@ -6,7 +6,7 @@ import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
 import type { ChatEventHub } from "./events";
 import { NotFound } from "../errors";
-import type { DecisionRecord } from "../store/chat-threads";
+import { promptFacts, type DecisionRecord } from "../store/chat-threads";
 import { getGate, listApprovalGates, listThreads, type Gate } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
 import { Decision, type PendingApproval } from "./chat-wire";
@@ -45,7 +45,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // the decision is kept with the turn it resumes, so that the thread's record shows it
         const gate = await getGate(s.db, threadId);
-        const meta = gate?.kind === "approval" ? { approval: decisionRecord(gate, body.decision, principal.userId) } : undefined;
+        const meta = gate?.kind === "approval" ? { approval: { ...decisionRecord(gate, body.decision, principal.userId), ...(await promptFacts(s.db, threadId)) } } : undefined;
         // someone else's thread reads as no thread at all (ThreadNotFound: 404)
         const r = await events.run(s.agent, {
           channel: "chat",
@@ -77,16 +77,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
     );
 }
 
-/** What the thread's record keeps of a decision: the prompt as it was shown, and the answer. */
+/** What the thread's record keeps of a decision: the call as the prompt showed it, and the answer. */
 function decisionRecord(gate: Extract<Gate, { kind: "approval" }>, decision: Decision, userId: string): DecisionRecord {
-  const shown: typeof gate.details & { destination?: unknown; diff?: unknown } = gate.details;
-  return {
-    call_id: gate.callId,
-    tool: shown.tool,
-    arguments: shown.arguments,
-    decision,
-    decided_by: userId,
-    ...(typeof shown.destination === "string" ? { destination: shown.destination } : {}),
-    ...(typeof shown.diff === "string" ? { diff: shown.diff } : {}),
-  };
+  return { call_id: gate.callId, tool: gate.details.tool, arguments: gate.details.arguments, decision, decided_by: userId };
 }

@@ -79,7 +79,7 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
             throw new InvalidRequest(`No alternative ${body.branch} where item ${body.item_id} starts.`);
           }
         });
-        return threadHistory(s.db, thread);
+        return threadHistory(s.db, thread, (id) => events.isRunning(id));
       },
       { parse: authedJson(s), body: SwitchBody },
     );

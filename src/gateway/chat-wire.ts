@@ -134,6 +134,14 @@ export const HistoryItem = Type.Union([
     /** ISO 8601, UTC. */
     decided_at: Type.String(),
   }),
+  /** A turn that failed or was stopped, after what it left (`turn.completed`'s error, as it was shown live). */
+  Type.Object({
+    type: Type.Literal("turn_error"),
+    id: Type.String(),
+    response_id: Type.String(),
+    code: Nullable(Type.String()),
+    message: Type.String(),
+  }),
   /** Where the model's view of the thread begins to be a summary: the items before it were summarised. */
   CompactionMark,
 ]);

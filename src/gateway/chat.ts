@@ -99,7 +99,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
       const threadId = String(query.thread_id ?? "");
       if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-      return threadHistory(s.db, await ownThread(s, principal, threadId));
+      return threadHistory(s.db, await ownThread(s, principal, threadId), (id) => events.isRunning(id));
     })
     .patch(
       "/api/chat/threads/:thread_id",

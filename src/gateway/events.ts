@@ -12,6 +12,12 @@ type Listener = (event: ChatEvent) => void;
 /** Fans a user's turn events out to every open event stream of that user. */
 export class ChatEventHub {
   readonly #listeners = new Map<string, Set<Listener>>();
+  /** The turns started here that have not ended: their stored response says `shutdown` until they do. */
+  readonly #running = new Set<string>();
+
+  isRunning(responseId: string): boolean {
+    return this.#running.has(responseId);
+  }
 
   subscribe(userId: string, listener: Listener): () => void {
     let set = this.#listeners.get(userId);
@@ -35,6 +41,7 @@ export class ChatEventHub {
     const { userId } = req;
     let waiting: "approval" | "oauth" | null = null;
     const { turn, result } = await agent.start(req, (turn) => {
+      this.#running.add(turn.id);
       const ids = { thread_id: turn.threadId, response_id: turn.id };
       this.publish(userId, { type: "turn.started", ...ids });
       return (ev) => {
@@ -47,10 +54,12 @@ export class ChatEventHub {
     const ids = { thread_id: turn.threadId, response_id: turn.id };
     const published = result.then(
       (r) => {
+        this.#running.delete(turn.id);
         this.publish(userId, { type: "turn.completed", ...ids, status: r.status, error: r.error, waiting });
         return r;
       },
       (e) => {
+        this.#running.delete(turn.id);
         // not the turn's failure (the store is down): the envelope's words, with no turn code
         this.publish(userId, { type: "turn.completed", ...ids, status: "failed", error: { code: null, message: (e as Error).message }, waiting: null });
         throw e;

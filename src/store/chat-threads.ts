@@ -52,3 +52,30 @@ export async function approvalDecisions(db: Db, threadId: string): Promise<(Deci
     .orderBy(responses.createdAt);
   return rows.map((r) => ({ ...(r.meta!.approval as DecisionRecord), decided_at: r.createdAt }));
 }
+
+/** The thread's failed turns (stopped ones too), each with the id of the last item it left, if any. */
+export async function failedTurns(db: Db, threadId: string): Promise<{ id: string; error: { code: string; message: string } | null; lastItem: string | null }[]> {
+  const last = db
+    .select({ id: items.id })
+    .from(items)
+    .where(eq(items.responseId, responses.id))
+    .orderBy(desc(items.seq))
+    .limit(1);
+  return db
+    .select({ id: responses.id, error: responses.error, lastItem: sql<string | null>`(${last})` })
+    .from(responses)
+    .where(and(eq(responses.threadId, threadId), eq(responses.status, "failed")));
+}
+
+/**
+ * What the approval prompt a thread waits on shows besides the call, read from the gate as
+ * stored: where the data would go, and an identity file's change (empty when it has neither).
+ */
+export async function promptFacts(db: Db, threadId: string): Promise<{ destination?: string; diff?: string }> {
+  const [row] = await db.select({ data: gates.data }).from(gates).where(eq(gates.threadId, threadId));
+  const details = (row?.data.details ?? {}) as Record<string, unknown>;
+  return {
+    ...(typeof details.destination === "string" ? { destination: details.destination } : {}),
+    ...(typeof details.diff === "string" ? { diff: details.diff } : {}),
+  };
+}

@@ -179,8 +179,7 @@ export class ChatSession {
    * and asks for the approval it waits on, if any.
    */
   async #reloadHistory(id: string): Promise<History> {
-    const h = await this.client.history(id);
-    this.chat.loadHistory(id, h);
+    const h = await this.chat.load(id, () => this.client.history(id));
     if (this.threadId === id && this.approval.pending) this.approval.show(true);
     return h;
   }

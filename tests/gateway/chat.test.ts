@@ -167,6 +167,21 @@ describe("local chat endpoints", () => {
     }
   });
 
+  test("the history ends a failed turn with its error, but not a turn still running", async () => {
+    const stream = await events(t);
+    t.llm.enqueue({ error: { status: 400, message: "The model refused" } });
+    const failed = await post(t, "/api/chat", { message: "this fails" });
+    const items = ((await (await t.api(`/api/chat/history?thread_id=${failed.body.thread_id}`)).json()) as any).items;
+    expect(items.at(-1)).toEqual({ type: "turn_error", id: `end-${failed.body.response_id}`, response_id: failed.body.response_id, code: "llm_error", message: expect.stringContaining("The model refused") });
+    t.llm.enqueue({ text: "slow", delayMs: 1_000 });
+    const running = await post(t, "/api/chat/send", { content: "still going", thread_id: failed.body.thread_id });
+    // stored as a kill would leave it (failed, shutdown) while it runs: not an ending yet
+    const during = ((await (await t.api(`/api/chat/history?thread_id=${failed.body.thread_id}`)).json()) as any).items;
+    expect(during.filter((i: any) => i.type === "turn_error")).toHaveLength(1);
+    await stream.until((e) => e.type === "turn.completed" && e.response_id === running.body.response_id);
+    await stream.close();
+  });
+
   test("a /compact whose caller goes away ends quietly: no 'unexpected error' in the log", async () => {
     t.llm.enqueue({ text: "A1" }, { text: "A2" });
     const a = await post(t, "/api/chat", { message: "Q1" });

@@ -37,6 +37,8 @@ export interface LiveTurn {
   running: boolean;
   /** Stop was asked for (the response is cancelled once its id is known). */
   stopRequested: boolean;
+  /** When it stopped running, on the chat model's clock (see `withHistory`). */
+  endedAt?: number;
 }
 
 export interface ThreadView {
@@ -65,7 +67,7 @@ export const liveTurn = (key: string, responseId: string | null, items: ViewItem
 });
 
 /** A thread's stored history, with the gate it waits on last. */
-export function historyItems(threadId: string, h: History): ViewItem[] {
+export function historyItems(threadId: string, h: History, words: Wording = { cancelled: "Stopped." }): ViewItem[] {
   const denied = new Set(h.items.flatMap((i) => (i.type === "approval" && i.decision === "deny" ? [i.call_id] : [])));
   const items = h.items.map((i): ViewItem => {
     switch (i.type) {
@@ -75,6 +77,8 @@ export function historyItems(threadId: string, h: History): ViewItem[] {
         return { kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: i.is_error, refused: denied.has(i.call_id) };
       case "approval":
         return { ...approvalItem(threadId, i.call_id, i.tool, i.arguments, i), decided: i.decision };
+      case "turn_error":
+        return endingNotice(i.response_id, i.code, i.message, words);
     }
     if (i.role === "user") return { kind: "user", id: i.id, text: i.content, ...(i.branch ? { branch: i.branch } : {}) };
     return { kind: "assistant", id: i.id, text: i.content, streaming: false, cutShort: i.status === "incomplete" };
@@ -85,11 +89,21 @@ export function historyItems(threadId: string, h: History): ViewItem[] {
   return items;
 }
 
-/** The stored part replaced; only the turns still running are kept. */
-export const withHistory = (t: ThreadView, threadId: string, h: History): ThreadView => ({
-  history: historyItems(threadId, h),
-  live: t.live.filter((turn) => turn.running),
-});
+/**
+ * The stored part replaced. The turns still running are kept, and those that ended after
+ * `asOf` (the history may have been read before they were stored) with what the history
+ * does not hold already.
+ */
+export function withHistory(t: ThreadView, threadId: string, h: History, words?: Wording, asOf = Number.POSITIVE_INFINITY): ThreadView {
+  const history = historyItems(threadId, h, words);
+  const stored = new Set(history.flatMap((i) => ("callId" in i ? [i.id, i.callId] : [i.id])));
+  const unseen = (i: ViewItem) => !stored.has(i.id) && !("callId" in i && stored.has(i.callId));
+  const live = t.live
+    .filter((turn) => turn.running || (turn.endedAt ?? 0) > asOf)
+    .map((turn) => (turn.running ? turn : { ...turn, items: turn.items.filter(unseen) }))
+    .filter((turn) => turn.running || turn.items.length);
+  return { history, live };
+}
 
 /** One event of the thread, put in the live turn of its response. */
 export function applyEvent(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
@@ -160,16 +174,16 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
     case "turn.completed": {
       const settled = items.map((i) => ((i.kind === "assistant" || i.kind === "reasoning") && i.streaming ? { ...i, streaming: false } : i));
       if (e.status !== "failed") return { ...turn, running: false, items: settled };
-      const cancelled = e.error?.code === "cancelled";
-      const ending = (): ItemOf<"notice"> => ({
-        kind: "notice",
-        id: `end-${e.response_id}`,
-        tone: cancelled ? "info" : "error",
-        text: cancelled ? words.cancelled : (e.error?.message ?? "The reply failed."),
-      });
+      const ending = () => endingNotice(e.response_id, e.error?.code ?? null, e.error?.message ?? "The reply failed.", words);
       return { ...turn, running: false, items: upsert(settled, "notice", (n) => n.id === `end-${e.response_id}`, (n) => n, ending) };
     }
   }
+}
+
+/** How a failed or stopped turn ends, live and in the history alike. */
+function endingNotice(responseId: string, code: string | null, message: string, words: Wording): ItemOf<"notice"> {
+  const cancelled = code === "cancelled";
+  return { kind: "notice", id: `end-${responseId}`, tone: cancelled ? "info" : "error", text: cancelled ? words.cancelled : message };
 }
 
 /** The item of `kind` that matches changed, or a new one added last (if `create` is given). */

@@ -1,5 +1,6 @@
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
+import { highlight, knownLanguage } from "./code";
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
@@ -15,6 +16,12 @@ const marked = new Marked({
   renderer: {
     html({ text, block }) {
       return block ? `<p class="raw">${escapeHtml(text)}</p>` : escapeHtml(text);
+    },
+    code({ text, lang }) {
+      const language = knownLanguage(lang);
+      const label = lang?.trim().split(/\s/)[0]?.replace(/[^\w+#.-]/g, "") ?? "";
+      const body = highlight(text, language) ?? escapeHtml(text);
+      return `<pre><code class="hljs${language ? ` language-${language}` : ""}"${label ? ` data-lang="${escapeHtml(label)}"` : ""}>${body}</code></pre>\n`;
     },
     image({ href, title, text }) {
       const label = escapeHtml(text || href);

@@ -165,6 +165,29 @@ describe("history", () => {
     expect(items).toEqual([{ kind: "user", id: "u2", text: "again", branch: { current: 2, count: 3 } }]);
   });
 
+  test("a turn that ended while the history was being read is kept, without what the history holds already", () => {
+    const live = run([
+      { type: "message.started", ...ids, item_id: "m1" },
+      { type: "message.completed", ...ids, item_id: "m1", text: "answer" },
+      { type: "turn.completed", ...ids, status: "completed", error: null, waiting: null },
+    ]);
+    const ended = { ...live, live: live.live.map((turn) => ({ ...turn, endedAt: 5 })) };
+    // read before the turn was stored: the answer stays
+    expect(itemsOf(withHistory(ended, T, history({ items: [{ type: "message", id: "u1", role: "user", content: "q" }] }), undefined, 4)).map((i) => i.id)).toEqual(["u1", "m1"]);
+    // read after: it is the history's, once
+    const stored = history({ items: [{ type: "message", id: "u1", role: "user", content: "q" }, { type: "message", id: "m1", role: "assistant", content: "answer" }] });
+    expect(itemsOf(withHistory(ended, T, stored, undefined, 4)).map((i) => i.id)).toEqual(["u1", "m1"]);
+    // a turn that ended before the read began is the history's alone
+    expect(itemsOf(withHistory(ended, T, history({}), undefined, 5))).toEqual([]);
+  });
+
+  test("a failed or stopped turn reads back as the notice it ended with live", () => {
+    const live = run([{ type: "turn.completed", ...ids, status: "failed", error: { code: "cancelled", message: "The response was cancelled." }, waiting: null }]);
+    const stored = historyItems(T, history({ items: [{ type: "turn_error", id: "end-r1", response_id: "r1", code: "cancelled", message: "The response was cancelled." }] }), words);
+    expect(stored).toEqual(itemsOf(live));
+    expect(stored).toEqual([{ kind: "notice", id: "end-r1", tone: "info", text: "Stopped." }]);
+  });
+
   test("loading keeps the running turns; clearing keeps them too, with the prompts still open", () => {
     const t = run([
       { type: "approval.required", ...ids, call_id: "c1", tool: "guarded", arguments: "{}" },
