@@ -58,7 +58,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
           model: "default",
           timeoutMs: s.turnTimeoutMs,
           surfacesGates: true,
-        });
+        }, gate?.kind === "approval" ? { call_id: gate.callId, decision: body.decision } : undefined);
         const next = r.status === "completed" ? await getGate(s.db, r.threadId) : undefined;
         return {
           thread_id: r.threadId,

@@ -57,6 +57,8 @@ export const ChatEvent = Type.Union([
     arguments: Type.String(),
     ...ApprovalFacts,
   }),
+  /** The approval of `call_id` was decided (in this client or another): the turn it resumes follows. */
+  Type.Object({ type: Type.Literal("approval.decided"), ...Ids, call_id: Type.String(), decision: ApprovalDecision }),
   /** An identity file (AGENTS.md, SOUL.md, USER.md, IDENTITY.md) was changed in this turn, with the user's approval. */
   Type.Object({ type: Type.Literal("identity.changed"), ...Ids, path: Type.String() }),
   /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */

@@ -3,7 +3,7 @@ import type { Agent } from "../agent/turns";
 import type { TurnHandle, TurnRequest, TurnResult } from "../agent/turn-types";
 import type { CompactionItem } from "../conversation/items";
 import { unwrapToolOutput } from "../safety/injection";
-import type { ChatEvent, CompactionMark } from "./chat-wire";
+import type { ChatEvent, CompactionMark, Decision } from "./chat-wire";
 
 export type { ChatEvent };
 
@@ -37,13 +37,15 @@ export class ChatEventHub {
    * Starts a turn whose events reach the user's open event streams, from `turn.started` to
    * `turn.completed`; resolves once the agent has accepted it (see Agent.start).
    */
-  async start(agent: Agent, req: TurnRequest): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
+  async start(agent: Agent, req: TurnRequest, decided?: { call_id: string; decision: Decision }): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
     const { userId } = req;
     let waiting: "approval" | "oauth" | null = null;
     const { turn, result } = await agent.start(req, (turn) => {
       this.#running.add(turn.id);
       const ids = { thread_id: turn.threadId, response_id: turn.id };
       this.publish(userId, { type: "turn.started", ...ids });
+      // every client showing the prompt learns the decision, whichever one took it
+      if (decided) this.publish(userId, { type: "approval.decided", ...ids, ...decided });
       return (ev) => {
         if (ev.type === "approval.required") waiting = "approval";
         if (ev.type === "auth.required") waiting = "oauth";
@@ -69,9 +71,9 @@ export class ChatEventHub {
     return { turn, result: published };
   }
 
-  /** Runs a turn to its end, publishing its events. */
-  async run(agent: Agent, req: TurnRequest): Promise<TurnResult> {
-    return (await this.start(agent, req)).result;
+  /** Runs a turn to its end, publishing its events (`decided`: the approval it resumes, announced first). */
+  async run(agent: Agent, req: TurnRequest, decided?: { call_id: string; decision: Decision }): Promise<TurnResult> {
+    return (await this.start(agent, req, decided)).result;
   }
 }
 

@@ -48,12 +48,7 @@ export class ApprovalPrompt {
   show(open: boolean): void {
     const p = this.pending;
     this.#open = open && !!p;
-    this.ctx.layout.dialog(
-      this.#open && p
-        ? `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.arguments, 200))}\n\n` +
-            `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later (Tab comes back)`
-        : null,
-    );
+    this.ctx.layout.dialog(this.#open && p ? promptText(p) : null);
     this.ctx.changed();
   }
 
@@ -83,4 +78,21 @@ export class ApprovalPrompt {
       chat.notice(p.threadId, "error", `The decision was not taken: ${message}`);
     }
   }
+}
+
+/** The approval dialog: the call, where its data would go, an identity file's change (+ green, - red), the keys. */
+function promptText(p: ItemOf<"approval">): string {
+  const parts = [`{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.arguments, 400))}`];
+  if (p.destination) {
+    parts.push(`The data would go to {bold}${escapeTags(p.destination)}{/bold}: this call could carry it out of this machine, and this turn has read content from outside.`);
+  }
+  if (p.diff) {
+    const lines = p.diff.replace(/\n$/, "").split("\n").map((l) => {
+      const color = l.startsWith("+++") || l.startsWith("---") || l.startsWith("@@") ? "gray-fg" : l.startsWith("+") ? "green-fg" : l.startsWith("-") ? "red-fg" : "";
+      return color ? `{${color}}${escapeTags(l)}{/${color}}` : escapeTags(l);
+    });
+    parts.push(`The change:\n${lines.join("\n")}`);
+  }
+  parts.push("{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later (Tab comes back)   Up/Down scroll");
+  return parts.join("\n\n");
 }

@@ -104,6 +104,8 @@ export class ChatSession {
         this.title = brief(text, 40);
       }
       if (turn.stopRequested && turn.running) this.#cancel(r.response_id);
+      // a new conversation's prompt may have come before its id did
+      if (this.threadId === r.thread_id && this.approval.pending && !this.approval.open) this.approval.show(true);
       void this.refreshThreads();
       return true;
     } catch (e) {
@@ -143,6 +145,33 @@ export class ChatSession {
       this.notice(r.compaction ? `Compacted: ${r.compaction.summarised_items} earlier items are now a summary for the model.` : "Nothing to compact: only the latest turn is here.");
     } catch (e) {
       this.chat.notice(id, "error", `Could not compact: ${(e as Error).message}`);
+    }
+  }
+
+  /** /retry: the last message answered again; the answer it replaces stays an alternative (/alt). */
+  async retry(): Promise<void> {
+    const id = this.threadId;
+    if (!id || this.chat.running(id)) return this.notice(id ? "Wait for the running reply, or press Esc to cancel it." : "Nothing to answer again yet.");
+    try {
+      const r = await this.client.regenerate(id);
+      this.chat.track(id, r.response_id);
+      this.host.layout.stickToEnd();
+      await this.#reloadHistory(id);
+    } catch (e) {
+      this.chat.notice(id, "error", `Could not answer again: ${(e as Error).message}`);
+    }
+  }
+
+  /** /alt N: alternative N of the last message that has alternatives (the earlier answers kept by /retry or an edit). */
+  async alternative(n: number): Promise<void> {
+    const id = this.threadId;
+    const fork = this.transcript.entries.findLast((i) => i.kind === "user" && i.branch);
+    if (!id || !fork || fork.kind !== "user" || !fork.branch) return this.notice("No message here has other answers: /retry makes one.");
+    if (n < 1 || n > fork.branch.count) return this.notice(`There are ${fork.branch.count} alternatives: /alt 1 to /alt ${fork.branch.count}.`);
+    try {
+      await this.chat.load(id, () => this.client.switchBranch(id, fork.id, n));
+    } catch (e) {
+      this.chat.notice(id, "error", `Could not switch: ${(e as Error).message}`);
     }
   }
 
@@ -195,6 +224,8 @@ export class ChatSession {
       void this.refreshThreads();
     }
     if (e.type === "approval.required" && e.thread_id === this.threadId) this.approval.show(true);
+    // decided elsewhere (the web UI, another terminal): the prompt here goes
+    if (e.type === "approval.decided" && e.thread_id === this.threadId && this.approval.open && !this.approval.pending) this.approval.show(false);
   }
 
   #onConnection(state: StreamState, detail?: string): void {

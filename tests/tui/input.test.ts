@@ -107,7 +107,7 @@ describe("Transcript", () => {
     const out = t.render();
     expect(out).toContain(`You:{/bold}{/cyan-fg} ${escapeTags("use {bold}")}`);
     expect(out).toContain("partial{yellow-fg}▍");
-    expect(out).toContain("↳ a.txt (file, 3 bytes) b.txt");
+    expect(out).toContain("↳ a.txt (file, 3 bytes){/white-fg}\n{white-fg}  b.txt");
     expect(out).toContain("{bold}a{/bold} approve");
     t.chat.apply({ type: "turn.completed", ...ids, status: "completed", error: null, waiting: "approval" });
     expect(t.render()).not.toContain("▍");

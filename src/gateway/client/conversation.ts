@@ -107,6 +107,8 @@ export function withHistory(t: ThreadView, threadId: string, h: History, words?:
 
 /** One event of the thread, put in the live turn of its response. */
 export function applyEvent(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
+  // decided here or in another client: the prompt wherever it is shows the decision
+  if (e.type === "approval.decided") return withApproval(t, e.call_id, { decided: e.decision, busy: false, error: null });
   const view = eventView(t, e, words);
   if (e.type !== "tool.completed" || !e.is_error) return view;
   // a call the person denied did not fail: it was refused, and says so as the history will
@@ -168,7 +170,8 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
     case "auth.required":
       return { ...turn, items: [...items, connectItem(e.call_id, e.tool, e.extension, e.connect_url)] };
     case "thread.compacted":
-      return turn; // the history, read again once the turn is stored, places the mark
+    case "approval.decided":
+      return turn; // the history, read again once the turn is stored, places the mark; a decision changes its prompt
     case "identity.changed":
       return { ...turn, items: [...items, { kind: "notice", id: `identity-${e.response_id}-${e.path}`, tone: "info", text: `${e.path} was changed.` }] };
     case "turn.completed": {
