@@ -407,6 +407,7 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     await lastAssistant(page).getByRole("button", { name: "Copy answer" }).click();
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(answer);
     await page.locator(".announcer", { hasText: "Answer copied." }).waitFor({ state: "attached" });
+    await page.screenshot({ path: join(SHOTS, "code.png") });
   });
 
   test("Regenerate reaches the LLM; the earlier answer stays one arrow away, after a reload too", async () => {
@@ -431,6 +432,7 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     await page.reload();
     await lastAssistant(page).getByText("three hearts").waitFor();
     await page.getByRole("group", { name: "Alternative 1 of 2" }).waitFor();
+    await page.screenshot({ path: join(SHOTS, "alternatives.png") });
   });
 
   test("Up in an empty message box edits the last message; the edit is answered in its place", async () => {
@@ -544,6 +546,8 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     const [added, removed] = await Promise.all([".diff-add", ".diff-del"].map((c) => card.locator(c).evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor)));
     expect(added).not.toBe(removed);
     expect(await axeViolations(page)).toEqual([]);
+    await card.evaluate((el) => el.scrollIntoView({ block: "center" }));
+    await page.screenshot({ path: join(SHOTS, "approval-diff.png") });
     await card.getByRole("button", { name: "Approve" }).click();
     await page.locator(".approval .decided", { hasText: "Approved" }).waitFor();
     await idle(page);
@@ -643,6 +647,7 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
   test("sign out, a wrong token is refused, the right one signs in", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByText("You are signed out.").waitFor();
+    await page.screenshot({ path: join(SHOTS, "sign-in.png") });
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     const field = page.getByLabel("Access token");
     await field.fill("not-the-token");
@@ -768,6 +773,7 @@ describe.skipIf(!hasChromium)("everyone can use it: axe-core (WCAG 2.2 AA) on ev
             if (screen.phone && size !== "phone") continue;
             await screen.open(p);
             found.push(...(await axeViolations(p)).map((v) => `${screen.name} (${scheme}): ${v}`));
+            if (scheme === "dark" && screen.name.startsWith("a conversation with code")) await p.screenshot({ path: join(SHOTS, `chat-dark-${size}.png`) });
           }
         }
       } finally {
@@ -801,6 +807,8 @@ describe.skipIf(!hasChromium)("everyone can use it: axe-core (WCAG 2.2 AA) on ev
       const cell = (text: string) => p.locator("td", { hasText: text }).first().evaluate((el) => el.getBoundingClientRect().height);
       expect(await cell("$1.2 / 0")).toBe(await cell("basic"));
       expect(await p.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
+      await p.evaluate("document.activeElement.blur()");
+      await scroller.evaluate((el) => el.scrollIntoView({ block: "start" }));
       await p.screenshot({ path: join(SHOTS, "table-phone.png") });
     } finally {
       await ctx.close();

@@ -20,12 +20,12 @@ export class ChatView {
   #frame = 0;
   #loading = false;
   #loadError: string | null = null;
-  /** The approval prompt last given the focus, so that it is given it once. */
+  /** The approval prompts last given the focus and said, so that each is once. */
   #focusedPrompt: string | null = null;
+  #announcedPrompt: string | null = null;
   /** Whether this screen is the one shown (it names the page then). */
   shown = false;
-  /** The model that answers, from /api/status. */
-  modelName: string | null = null;
+  #modelName: string | null = null;
 
   #title = h("h1", { class: "conv-title", dir: "auto", tabindex: -1 });
   #modelLabel = h("span", { class: "model-label muted small" });
@@ -109,6 +109,12 @@ export class ChatView {
     return this.#current;
   }
 
+  /** The model that answers (from /api/status), named in the conversation's header. */
+  set modelName(name: string) {
+    this.#modelName = name;
+    this.#schedule();
+  }
+
   /**
    * Shows a thread (null: a new conversation) and loads what the server has stored. The focus
    * goes to the message box, or to the approval prompt the thread waits on (`focus`).
@@ -167,10 +173,7 @@ export class ChatView {
     if (e.type === "thread.compacted" && here) void this.reload(e.thread_id);
     if (here && e.type === "message.started") announcer.say("Answering…");
     if (here && e.type === "turn.completed") this.#announceEnd(e);
-    if (e.type === "approval.required") {
-      if (here) announcer.say(`Approval needed: the agent wants to run ${e.tool}.`, true);
-      void this.refreshThreads();
-    }
+    if (e.type === "approval.required" || e.type === "approval.decided") void this.refreshThreads();
     if (e.type === "turn.completed" || (e.type === "turn.started" && !this.list.threads.some((t) => t.id === e.thread_id))) {
       void this.refreshThreads();
     }
@@ -281,6 +284,14 @@ export class ChatView {
       this.#model.updateApproval(threadId, callId, { decided: null, busy: false, error: (e as Error).message });
     }
     void this.refreshThreads();
+  }
+
+  /** The approval prompt the thread waits on is said once, when it is first shown (live, or on opening the thread). */
+  #announcePrompt(): void {
+    const pending = this.#pending();
+    if (!pending || this.#announcedPrompt === pending.callId) return;
+    this.#announcedPrompt = pending.callId;
+    announcer.say(`Approval needed: the agent wants to run ${pending.tool}.`, true);
   }
 
   /** The focus on the approval prompt the thread waits on (once per prompt, unless `again`). */
@@ -401,7 +412,7 @@ export class ChatView {
     const items = this.#model.items(id);
     const title = this.list.title(id) || (items.find((i) => i.kind === "user") as { text?: string } | undefined)?.text?.slice(0, 80) || "";
     this.#title.textContent = id === null ? "New chat" : title || "Conversation";
-    this.#modelLabel.textContent = this.modelName ? `Answers by ${this.modelName}` : "";
+    this.#modelLabel.textContent = this.#modelName ? `Answers by ${this.#modelName}` : "";
     const asking = !this.#confirmDelete.hidden || !this.#renameForm.hidden;
     this.#delete.hidden = id === null || asking;
     this.#rename.hidden = id === null || asking;
@@ -444,7 +455,8 @@ export class ChatView {
     const running = !!this.#model.running(id);
     this.composer.setRunning(running);
     this.composer.refresh();
-    // a prompt that has just come in, in the conversation the person is looking at, takes the focus
+    // a prompt that has just come in, in the conversation the person is looking at, is said and takes the focus
+    if (this.shown) this.#announcePrompt();
     if (!running && this.shown && document.activeElement === this.composer.input) this.#focusPrompt();
   }
 }

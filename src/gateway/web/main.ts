@@ -59,10 +59,7 @@ class Shell {
     );
     addEventListener("keydown", this.#onKey);
     void api.status().then(
-      (st) => {
-        this.chat.modelName = st.llm.model ?? (st.llm.configured ? "the default model" : "no model configured");
-        void this.chat.refreshThreads();
-      },
+      (st) => (this.chat.modelName = st.llm.model ?? (st.llm.configured ? "the default model" : "no model configured")),
       () => {},
     );
     void api.follow({
