@@ -26,6 +26,9 @@ const ROUTES = [
   "POST /api/chat",
   "POST /api/chat/send",
   "POST /api/chat/approvals/:thread_id",
+  "PATCH /api/chat/threads/:thread_id",
+  "POST /api/chat/threads/:thread_id/edit",
+  "POST /api/chat/threads/:thread_id/branches",
   "POST /api/memory/write",
   "POST /api/extensions/:name/key",
 ];

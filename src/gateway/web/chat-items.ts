@@ -1,7 +1,7 @@
 import type { ItemOf, ViewItem } from "../client/conversation";
 import { announcer } from "./announcer";
 import { copyText } from "./clipboard";
-import { decorateMarkdown } from "./code";
+import { decorateMarkdown } from "./rendered-markdown";
 import { fill, h, prettyJson } from "./dom";
 import { renderMarkdown } from "./markdown";
 import type { Decision } from "./wire";

@@ -2,7 +2,7 @@ import { ApiError } from "../client/http";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import { announcer } from "./announcer";
-import { decorateMarkdown } from "./code";
+import { decorateMarkdown } from "./rendered-markdown";
 import { renderMarkdown } from "./markdown";
 import type { MemoryDocument, MemoryHit } from "./wire";
 
