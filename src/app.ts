@@ -13,6 +13,7 @@ import { metricsRoutes } from "./observability/metrics-route";
 import { chatRoutes } from "./gateway/chat";
 import { ChatEventHub } from "./gateway/events";
 import { approvalRoutes } from "./gateway/approvals";
+import { branchRoutes } from "./gateway/branches";
 import { memoryRoutes } from "./gateway/memory";
 import { extensionRoutes } from "./gateway/extensions";
 import { webUiRoutes } from "./gateway/web-ui";
@@ -65,7 +66,8 @@ export function createApp(s: Services) {
     .use(egressRoutes(s))
     .use(usageRoutes(s))
     .use(chatRoutes(s, events))
-    .use(approvalRoutes(s))
+    .use(approvalRoutes(s, events))
+    .use(branchRoutes(s, events))
     .use(memoryRoutes(s))
     .use(extensionRoutes(s))
     .use(routineRoutes(s))

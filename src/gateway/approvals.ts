@@ -5,9 +5,11 @@ import { answerText } from "../agent/turn-types";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
 import { NotFound } from "../errors";
-import { getGate, listApprovalGates } from "../store/conversations";
+import { promptFacts, type DecisionRecord } from "../store/chat-threads";
+import { getGate, listApprovalGates, listThreads, type Gate } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
-import { Decision } from "./chat-wire";
+import { Decision, type PendingApproval } from "./chat-wire";
+import type { ChatEventHub } from "./events";
 
 export const DecisionBody = Type.Object(
   { decision: Type.Union(Decision.anyOf, { error: "is required and must be approve, deny or always." }) },
@@ -18,36 +20,50 @@ export const DecisionBody = Type.Object(
  * Approval gates for the channels that show them to a person (web UI, TUI): the tool calls
  * waiting for this user's decision, and the decision, which runs the paused turn on.
  */
-export function approvalRoutes(s: Services) {
+export function approvalRoutes(s: Services, events: ChatEventHub) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
-    .get("/api/chat/approvals", async ({ principal }) => ({
-      approvals: (await listApprovalGates(s.db, principal.userId)).map((g) => ({
-        thread_id: g.threadId,
-        call_id: g.callId,
-        tool: g.tool,
-        arguments: g.arguments,
-        created_at: isoFromSeconds(g.createdAt),
-      })),
-    }))
+    .get("/api/chat/approvals", async ({ principal }): Promise<{ approvals: PendingApproval[] }> => {
+      const gates = await listApprovalGates(s.db, principal.userId);
+      const titles = new Map((await listThreads(s.db, principal.userId)).map((t) => [t.id, t.title]));
+      return {
+        approvals: gates.map((g) => ({
+          thread_id: g.threadId,
+          thread_title: titles.get(g.threadId) ?? null,
+          call_id: g.callId,
+          tool: g.tool,
+          arguments: g.arguments,
+          created_at: isoFromSeconds(g.createdAt),
+        })),
+      };
+    })
     .post(
       "/api/chat/approvals/:thread_id",
       async ({ params, body, principal }) => {
         takeTurnBudget(s, principal);
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
+        // the decision is kept with the turn it resumes, so that the thread's record shows it
+        const gate = await getGate(s.db, threadId);
+        const meta = gate?.kind === "approval" ? { approval: { ...decisionRecord(gate, body.decision, principal.userId), ...(await promptFacts(s.db, threadId)) } } : undefined;
         // someone else's thread reads as no thread at all (ThreadNotFound: 404)
-        const r = await s.agent.run({
+        const { turn, result } = await s.agent.start({
           channel: "chat",
           userId: principal.userId,
           threadId,
           messages: [],
           toolOutputs: [],
           approval: body.decision,
+          meta,
           model: "default",
           timeoutMs: s.turnTimeoutMs,
           surfacesGates: true,
         });
+        // every client showing the prompt learns the decision, whichever one took it
+        if (gate?.kind === "approval") {
+          events.announce(principal.userId, { type: "approval.decided", thread_id: turn.threadId, response_id: turn.id, call_id: gate.callId, decision: body.decision });
+        }
+        const r = await result;
         const next = r.status === "completed" ? await getGate(s.db, r.threadId) : undefined;
         return {
           thread_id: r.threadId,
@@ -64,4 +80,9 @@ export function approvalRoutes(s: Services) {
       },
       { parse: authedJson(s), body: DecisionBody },
     );
+}
+
+/** What the thread's record keeps of a decision: the call as the prompt showed it, and the answer. */
+function decisionRecord(gate: Extract<Gate, { kind: "approval" }>, decision: Decision, userId: string): DecisionRecord {
+  return { call_id: gate.callId, tool: gate.details.tool, arguments: gate.details.arguments, decision, decided_by: userId };
 }

@@ -67,6 +67,8 @@ export const ChatEvent = Type.Union([
     arguments: Type.String(),
     ...ApprovalFacts,
   }),
+  /** The approval of `call_id` was decided (in this client or another): the turn it resumes follows. */
+  Type.Object({ type: Type.Literal("approval.decided"), ...Ids, call_id: Type.String(), decision: ApprovalDecision }),
   /** An identity file (AGENTS.md, SOUL.md, USER.md, IDENTITY.md) was changed in this turn, with the user's approval. */
   Type.Object({ type: Type.Literal("identity.changed"), ...Ids, path: Type.String() }),
   /** The tool's extension must be connected (OAuth) at `connect_url`; the turn goes on once it is. */
@@ -105,7 +107,11 @@ export const ThreadSummary = Type.Object({
 });
 export type ThreadSummary = Static<typeof ThreadSummary>;
 
-/** An entry of GET /api/chat/history: a message, or a tool call with its result. */
+/** Which of a fork's alternatives is shown (regenerated answers, edited messages): the 1/2 arrows. */
+export const BranchState = Type.Object({ current: Type.Integer({ minimum: 1 }), count: Type.Integer({ minimum: 2 }) });
+export type BranchState = Static<typeof BranchState>;
+
+/** An entry of GET /api/chat/history: a message, a tool call with its result, a decided approval. */
 export const HistoryItem = Type.Union([
   Type.Object({
     type: Type.Literal("message"),
@@ -114,6 +120,8 @@ export const HistoryItem = Type.Union([
     content: Type.String(),
     /** An answer cut short (stopped, timed out, the service stopped, the model failed). */
     status: Type.Optional(Type.Literal("incomplete")),
+    /** A user message where the conversation forks: which alternative this is (POST …/branches switches). */
+    branch: Type.Optional(BranchState),
   }),
   Type.Object({
     type: Type.Literal("tool_call"),
@@ -122,7 +130,29 @@ export const HistoryItem = Type.Union([
     name: Type.String(),
     arguments: Type.String(),
     output: Nullable(Type.String()),
+    /** The call failed or was refused (its output says why), as `tool.completed`'s `is_error`. */
+    is_error: Type.Boolean(),
     external: Type.Boolean(),
+  }),
+  /** An approval prompt and what the person decided; the call it decided follows it. */
+  Type.Object({
+    type: Type.Literal("approval"),
+    id: Type.String(),
+    call_id: Type.String(),
+    tool: Type.String(),
+    arguments: Type.String(),
+    ...ApprovalFacts,
+    decision: ApprovalDecision,
+    /** ISO 8601, UTC. */
+    decided_at: Type.String(),
+  }),
+  /** A turn that failed or was stopped, after what it left (`turn.completed`'s error, as it was shown live). */
+  Type.Object({
+    type: Type.Literal("turn_error"),
+    id: Type.String(),
+    response_id: Type.String(),
+    code: Nullable(Type.String()),
+    message: Type.String(),
   }),
   /** Where the model's view of the thread begins to be a summary: the items before it were summarised. */
   CompactionMark,
@@ -154,6 +184,23 @@ export const History = Type.Object({
   waiting: Nullable(Waiting),
 });
 export type History = Static<typeof History>;
+
+/** GET /api/chat/approvals, one entry of `approvals`: a tool call waiting for this user's decision. */
+export const PendingApproval = Type.Object({
+  thread_id: Type.String(),
+  /** The title of the thread it waits in. */
+  thread_title: Nullable(Type.String()),
+  call_id: Type.String(),
+  tool: Type.String(),
+  arguments: Type.String(),
+  ...ApprovalFacts,
+  created_at: Type.String(),
+});
+export type PendingApproval = Static<typeof PendingApproval>;
+
+/** POST /api/chat/threads/{thread_id}/branches: show another alternative at the fork `item_id` starts. */
+export const SwitchBranch = Type.Object({ item_id: Type.String({ minLength: 1, error: "is required: the id of the message where the conversation forks." }), branch: Type.Integer({ minimum: 1 }) });
+export type SwitchBranch = Static<typeof SwitchBranch>;
 
 /** POST /api/chat/send (202) */
 export const Accepted = Type.Object({ message_id: Type.String(), ...Ids, status: Type.Literal("accepted") });

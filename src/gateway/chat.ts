@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import type { ConversationItem } from "../conversation/items";
 import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
 import type { Principal } from "../auth/principal";
@@ -9,17 +8,17 @@ import { sseResponse } from "../http/sse";
 import { isoFromSeconds } from "../http/time";
 import type { Services } from "../services";
 import { InvalidRequest, NotFound, TurnError, UpstreamFailure } from "../errors";
-import type { CompactionItem } from "../conversation/items";
-import { unwrapToolOutput } from "../safety/injection";
-import { loadTimeline, type Placed } from "../store/compactions";
-import { getGate, getThread, listThreads } from "../store/conversations";
-import type { Compacted, History, HistoryItem, ThreadSummary } from "./chat-wire";
+import { renameThread, searchThreads } from "../store/chat-threads";
+import { getThread, listThreads, type ThreadListing, type ThreadRow } from "../store/conversations";
+import { threadHistory } from "./chat-history";
+import type { Compacted, History, ThreadSummary } from "./chat-wire";
 import { compactionMark, type ChatEventHub } from "./events";
 
 const text = { minLength: 1, error: "is required and must be a non-empty string." };
 const threadField = Type.Optional(Type.String({ error: "must be a thread UUID." }));
 const ChatBody = Type.Object({ message: Type.String(text), thread_id: threadField }, { additionalProperties: true });
 const SendBody = Type.Object({ content: Type.String(text), thread_id: threadField }, { additionalProperties: true });
+const RenameBody = Type.Object({ title: Type.String({ error: "is required and must be a string." }) }, { additionalProperties: true });
 
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services, events: ChatEventHub) {
@@ -67,16 +66,11 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       const stillAllowed = () => s.auth.authenticate(authorization).then((p) => p.userId === principal.userId, () => false);
       return sseResponse((send) => events.subscribe(principal.userId, send), "connected", { signal: request.signal, stillAllowed });
     })
-    .get("/api/chat/threads", async ({ principal }): Promise<{ threads: ThreadSummary[] }> => ({
-      threads: (await listThreads(s.db, principal.userId)).map((t) => ({
-        id: t.id,
-        title: t.title,
-        channel: t.channel,
-        created_at: isoFromSeconds(t.createdAt),
-        updated_at: isoFromSeconds(t.updatedAt),
-        waiting: t.waiting,
-      })),
-    }))
+    // `q`: only the threads whose title or messages hold it
+    .get("/api/chat/threads", async ({ principal, query }): Promise<{ threads: ThreadSummary[] }> => {
+      const q = typeof query.q === "string" ? query.q.trim() : "";
+      return { threads: (q ? await searchThreads(s.db, principal.userId, q) : await listThreads(s.db, principal.userId)).map(summary) };
+    })
     .post(
       "/api/chat/threads/:thread_id/compact",
       async ({ params, principal, request }) => {
@@ -88,6 +82,8 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
           const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };
           return reply;
         } catch (e) {
+          // the caller went away (closed the page, the connection dropped): nobody to tell, nothing went wrong
+          if (request.signal.aborted) throw new InvalidRequest("The compaction was cancelled: the request ended before it finished.", "cancelled");
           // the model failed (reported as the proxy reports it): nothing was stored
           throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }
@@ -103,46 +99,35 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
       const threadId = String(query.thread_id ?? "");
       if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-      const thread = await getThread(s.db, threadId);
-      if (!thread || thread.userId !== principal.userId) throw new NotFound(`No thread found with id ${threadId}.`);
-      const gate = await getGate(s.db, threadId);
-      return {
-        thread_id: threadId,
-        title: thread.title,
-        items: historyItems(await loadTimeline(s.db, threadId)),
-        waiting: gate
-          ? {
-              kind: gate.kind,
-              call_id: gate.callId,
-              tool: "details" in gate ? gate.details.tool : null,
-              arguments: "details" in gate ? gate.details.arguments : null,
-              // an approval: where the call's data would go, or the identity file's change
-              ...(gate.kind === "approval" && gate.details.destination ? { destination: gate.details.destination } : {}),
-              ...(gate.kind === "approval" && gate.details.diff ? { diff: gate.details.diff } : {}),
-              // an OAuth gate: the extension to connect, and the page that does it
-              ...(gate.kind === "oauth" ? { extension: gate.details.extension, connect_url: gate.details.connect_url } : {}),
-            }
-          : null,
-      };
-    });
+      return threadHistory(s.db, await ownThread(s, principal, threadId), (id) => events.isRunning(id));
+    })
+    .patch(
+      "/api/chat/threads/:thread_id",
+      async ({ principal, params, body }): Promise<ThreadSummary> => {
+        if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+        const title = body.title.replace(/\s+/g, " ").trim();
+        if (!title) throw new InvalidRequest("`title` must not be empty.");
+        if (title.length > 200) throw new InvalidRequest("`title` must be at most 200 characters.");
+        const thread = await ownThread(s, principal, params.thread_id);
+        await renameThread(s.db, thread.id, title);
+        return summary({ ...thread, title });
+      },
+      { parse: authedJson(s), body: RenameBody },
+    );
 }
 
-/**
- * The conversation as the chat UIs show it: messages, tool calls with their results, and a
- * mark before the first item each compaction kept (where the summary starts to stand in).
- */
-function historyItems(timeline: Placed<ConversationItem | CompactionItem>[]): HistoryItem[] {
-  // people see the tool's output, not the <tool_output> wrapper the model gets it in
-  const outputs = new Map(timeline.flatMap(({ item: i }) => (i.type === "function_call_output" ? [[i.call_id, unwrapToolOutput(i.output)] as const] : [])));
-  const at = (p: Placed<ConversationItem | CompactionItem>) => (p.item.type === "compaction" ? p.item.first_kept_seq - 0.5 : p.seq);
-  return [...timeline]
-    .sort((a, b) => at(a) - at(b))
-    .flatMap(({ item: i }): HistoryItem[] => {
-      if (i.type === "compaction") return [compactionMark(i)];
-      if (i.type === "message") return [{ type: "message", id: i.id, role: i.role, content: i.content, ...(i.status ? { status: i.status } : {}) }];
-      if (i.type === "function_call") {
-        return [{ type: "tool_call", id: i.id, call_id: i.call_id, name: i.name, arguments: i.arguments, output: outputs.get(i.call_id) ?? null, external: i.external }];
-      }
-      return [];
-    });
+/** The user's thread, or 404 (someone else's reads as none). */
+export async function ownThread(s: Services, p: Principal, threadId: string): Promise<ThreadRow> {
+  const thread = await getThread(s.db, threadId);
+  if (!thread || thread.userId !== p.userId) throw new NotFound(`No thread found with id ${threadId}.`);
+  return thread;
 }
+
+const summary = (t: Omit<ThreadListing, "waiting"> & { waiting?: ThreadListing["waiting"] }): ThreadSummary => ({
+  id: t.id,
+  title: t.title,
+  channel: t.channel,
+  created_at: isoFromSeconds(t.createdAt),
+  updated_at: isoFromSeconds(t.updatedAt),
+  waiting: t.waiting ?? null,
+});

@@ -20,14 +20,22 @@ export const COALESCE_MS = 50;
  */
 export class ChatEventHub {
   readonly #feeds = new Map<string, UserFeed>();
+  /** The turns running now: a running turn's stored response says `shutdown` until it ends (history must not show that). */
+  readonly #running = new Set<string>();
 
   constructor(bus: TurnBus) {
     bus.subscribe((turn, event) => {
+      if (event.type === "turn.started") this.#running.add(turn.id);
+      else if (event.type === "turn.completed") this.#running.delete(turn.id);
       const feed = this.#feeds.get(turn.userId);
       if (!feed) return;
       const e = chatEvent(turn, event);
       if (e) feed.push(e);
     });
+  }
+
+  isRunning(responseId: string): boolean {
+    return this.#running.has(responseId);
   }
 
   subscribe(userId: string, listener: Listener): () => void {
@@ -41,6 +49,11 @@ export class ChatEventHub {
         this.#feeds.delete(userId);
       }
     };
+  }
+
+  /** An event that is no turn's own, for the user's open streams (a decision taken in one of them, for the others). */
+  announce(userId: string, event: ChatEvent): void {
+    this.#feeds.get(userId)?.push(event);
   }
 }
 

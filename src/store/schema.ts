@@ -436,3 +436,44 @@ export const ssoIdentities = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.provider] })],
 );
+
+/**
+ * The branches of a thread kept aside: when a person regenerates an answer or edits their
+ * last message, the thread's tail from that message on moves here, and the new answer takes
+ * its place in `items` (which holds only the current branch, so the model reads only that).
+ * A fork is named by the item before it (`fork`, "" at the thread's start); `branch` numbers
+ * the alternatives there in the order they were made, from 1. Rows are `items` rows.
+ */
+export const branchItems = sqliteTable(
+  "branch_items",
+  {
+    id: text("id").primaryKey(),
+    threadId: text("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    fork: text("fork").notNull(),
+    branch: integer("branch").notNull(),
+    responseId: text("response_id").notNull(),
+    /** Its seq when it was last on the current branch (renumbered when it comes back). */
+    seq: integer("seq").notNull(),
+    type: text("type").notNull(),
+    data: text("data", { mode: "json" }).notNull().$type<ConversationItem | CompactionItem>(),
+    input: integer("input", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("branch_items_fork").on(t.threadId, t.fork, t.branch)],
+);
+
+/** The forks of a thread: how many alternatives each has, and which one is current. */
+export const forks = sqliteTable(
+  "forks",
+  {
+    threadId: text("thread_id")
+      .notNull()
+      .references(() => threads.id, { onDelete: "cascade" }),
+    fork: text("fork").notNull(),
+    current: integer("current").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.fork] })],
+);

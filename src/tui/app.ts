@@ -7,6 +7,8 @@ import { routinesNotice } from "./routines";
 import { ChatSession } from "./session";
 import { statusLine, threadLines } from "./status";
 import { openTerminal, type Terminal } from "./terminal";
+import { describeWidths, measureTerminal } from "./cells";
+import { escapeTags, prettyJson, toolResult } from "./text";
 
 export interface TuiOptions {
   url: string;
@@ -76,7 +78,13 @@ class ChatApp {
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, this.#onSignal);
 
     if (opts.banner?.length) this.#session.notice(opts.banner.join("\n"));
-    this.#render();
+    // how wide this terminal draws emoji sequences, asked before the first frame (it answers in milliseconds, or not at all)
+    void measureTerminal(screen.program).then((widths) => {
+      opts.log(widths ? `terminal: draws ${describeWidths(widths)}` : "terminal: did not report its cursor; Unicode's emoji widths assumed");
+      if (this.#closed) return;
+      screen.realloc();
+      this.#render();
+    });
     this.#guard(() => this.#session.start(opts.threadId, this.#abort.signal));
   }
 
@@ -111,7 +119,16 @@ class ChatApp {
 
   #onKey(ch: string | undefined, key: blessed.Widgets.Events.IKeyEventArg): void {
     if (key.full === "C-c") return this.quit();
-    if (this.#session.approval.open) return this.#session.approval.dialogKey(ch, key.full);
+    if (this.#ui.popupOpen === "viewer") return this.#viewerKey(key.full);
+    if (this.#session.approval.open) {
+      if (this.#scrollKey(key.full)) return;
+      // Tab moves on from the prompt as from any element; Esc (decide later) goes back to the input
+      if (key.full === "tab" || key.full === "S-tab") {
+        this.#session.approval.show(false);
+        return this.#setFocus(key.full === "tab" ? "transcript" : "input");
+      }
+      return this.#session.approval.dialogKey(ch, key.full);
+    }
     switch (key.full) {
       case "C-l":
         return this.#clearView();
@@ -129,6 +146,7 @@ class ChatApp {
       case "up":
       case "down":
         if (this.#focus === "threads") return this.#ui.moveThreadSelection(key.full === "up" ? -1 : 1);
+        if (this.#focus === "input" && this.#recall(key.full === "up" ? -1 : 1)) return this.#schedule();
         return this.#ui.scroll(key.full === "up" ? -1 : 1);
     }
     if (this.#focus === "threads") {
@@ -154,15 +172,20 @@ class ChatApp {
       this.#guard(() => this.#submit());
       return;
     }
+    // typed text is always text: approval keys act only in the approval prompt
     const printable = isPrintable(ch, key) ? ch : undefined;
-    if (this.#editor.text === "" && this.#session.approval.shortcut(printable)) return;
     if (this.#editor.key(key.full, printable)) this.#schedule();
   }
 
+  /** Tab order: the input, the approval prompt while one waits, the conversation, the thread list. */
   #cycleFocus(step: number): void {
-    const order: Focus[] = this.#ui.threadsShown ? ["input", "transcript", "threads"] : ["input", "transcript"];
-    const i = order.indexOf(this.#focus);
-    this.#setFocus(order[(i + step + order.length) % order.length]!);
+    const order: (Focus | "approval")[] = ["input"];
+    if (this.#session.approval.pending) order.push("approval");
+    order.push("transcript");
+    if (this.#ui.threadsShown) order.push("threads");
+    const next = order[(order.indexOf(this.#focus) + step + order.length) % order.length]!;
+    if (next === "approval") return this.#session.approval.show(true);
+    this.#setFocus(next);
   }
 
   #setFocus(focus: Focus): void {
@@ -175,20 +198,77 @@ class ChatApp {
   async #submit(): Promise<void> {
     const text = this.#editor.text;
     if (!text.trim()) return;
-    if (text.trim().toLowerCase() === "/compact") {
+    const command = /^\/(compact|retry|show|alt)(?:\s+(\d+))?\s*$/i.exec(text.trim());
+    if (command) {
       this.#editor.clear();
-      return this.#session.compact();
+      this.#remember(text.trim());
+      return this.#command(command[1]!.toLowerCase(), command[2] === undefined ? undefined : Number(command[2]));
     }
     if (text.trim().toLowerCase() === "/routines") {
       this.#editor.clear();
       return this.#session.notice(await routinesNotice(this.#session.client));
     }
     if (!this.#session.canSend()) return;
+    this.#remember(text);
     this.#editor.clear();
     this.#ui.stickToEnd();
     // give the text back to retry
     if (!(await this.#session.send(text)) && !this.#editor.text) this.#editor.insert(text);
     this.#schedule();
+  }
+
+  /** /compact, /retry (answer the last message again), /show N (a tool's whole result), /alt N (another alternative). */
+  async #command(name: string, n: number | undefined): Promise<void> {
+    if (name === "compact") return this.#session.compact();
+    if (name === "retry") return this.#session.retry();
+    if (name === "alt") return n === undefined ? this.#session.notice("/alt N shows alternative N of your last message.") : this.#session.alternative(n);
+    const tool = n === undefined ? undefined : this.#session.transcript.tool(n);
+    if (!tool) return this.#session.notice(`/show N opens tool call N of this conversation whole${n === undefined ? "" : `: there is no ${n}`}.`);
+    const output = tool.output === null ? "(still running)" : toolResult(tool.output);
+    this.#ui.viewer(`{bold}Arguments{/bold}\n${escapeTags(prettyJson(tool.arguments))}\n\n{bold}Result{/bold}\n${escapeTags(output)}`, ` ${n}. ${tool.name}: Up/Down PgUp/PgDn scroll · Esc close `);
+    this.#schedule();
+  }
+
+  /** Keys while a tool's result is open to read. */
+  #viewerKey(full: string): void {
+    if (full === "escape" || full === "q" || full === "enter") {
+      this.#ui.viewer(null);
+      return this.#schedule();
+    }
+    this.#scrollKey(full);
+  }
+
+  /** Up/Down, PgUp/PgDn, Home/End in the open dialog or viewer; false for any other key. */
+  #scrollKey(full: string): boolean {
+    const page = Math.max(1, (this.#ui.screen.height as number) - 6);
+    const step: Record<string, number | "top" | "bottom"> = { up: -1, down: 1, pageup: -page, pagedown: page, home: "top", end: "bottom" };
+    if (!(full in step)) return false;
+    this.#ui.scrollPopup(step[full]!);
+    return true;
+  }
+
+  /** The prompts sent from here, oldest first, and where Up/Down is in them (length: not recalling). */
+  #sent: string[] = [];
+  #recalled = 0;
+
+  #remember(text: string): void {
+    if (this.#sent.at(-1) !== text) this.#sent.push(text);
+    this.#recalled = this.#sent.length;
+  }
+
+  /**
+   * Up in an empty message line brings back the last prompt, and Up/Down go on through the
+   * earlier ones while the line holds one unchanged; false when the key is not for that.
+   */
+  #recall(step: -1 | 1): boolean {
+    const recalling = this.#recalled < this.#sent.length && this.#editor.text === this.#sent[this.#recalled];
+    if (!recalling && (this.#editor.text !== "" || step === 1)) return false;
+    const at = Math.max(0, Math.min(this.#sent.length, (recalling ? this.#recalled : this.#sent.length) + step));
+    if (!this.#sent.length) return false;
+    this.#recalled = at;
+    this.#editor.clear();
+    if (at < this.#sent.length) this.#editor.insert(this.#sent[at]!);
+    return true;
   }
 
   #clearView(): void {
@@ -224,9 +304,10 @@ class ChatApp {
       input: this.#editor.render(this.#focus === "input"),
       inputText: this.#editor.text,
       transcript: s.transcript.render(),
+      title: s.threadId ? s.title || "conversation" : "new conversation",
       status: statusLine({
+        width: this.#ui.screen.width as number,
         model: s.model,
-        thread: s.threadId ? { id: s.threadId, title: s.title } : undefined,
         connection: s.connection,
         activity: s.activity,
         focus: this.#focus,

@@ -55,16 +55,16 @@ export class Editor {
     this.text = this.text.slice(0, this.cursor) + s + this.text.slice(this.cursor);
     this.cursor += s.length;
   }
+  /** Backspace and Delete, Left and Right go a whole grapheme cluster at a time (👩🏽‍💻, षि, é). */
   backspace(): void {
     if (!this.cursor) return;
-    const step = charBefore(this.text, this.cursor).length;
-    this.text = this.text.slice(0, this.cursor - step) + this.text.slice(this.cursor);
-    this.cursor -= step;
+    const from = clusterBefore(this.text, this.cursor);
+    this.text = this.text.slice(0, from) + this.text.slice(this.cursor);
+    this.cursor = from;
   }
   deleteForward(): void {
     if (this.cursor >= this.text.length) return;
-    const step = String.fromCodePoint(this.text.codePointAt(this.cursor)!).length;
-    this.text = this.text.slice(0, this.cursor) + this.text.slice(this.cursor + step);
+    this.text = this.text.slice(0, this.cursor) + this.text.slice(clusterAfter(this.text, this.cursor));
   }
   deleteWord(): void {
     const before = this.text.slice(0, this.cursor).replace(/\S*\s*$/, "");
@@ -72,10 +72,10 @@ export class Editor {
     this.cursor = before.length;
   }
   left(): void {
-    if (this.cursor) this.cursor -= charBefore(this.text, this.cursor).length;
+    if (this.cursor) this.cursor = clusterBefore(this.text, this.cursor);
   }
   right(): void {
-    if (this.cursor < this.text.length) this.cursor += String.fromCodePoint(this.text.codePointAt(this.cursor)!).length;
+    if (this.cursor < this.text.length) this.cursor = clusterAfter(this.text, this.cursor);
   }
   /** Start of the current line. */
   home(): void {
@@ -104,14 +104,27 @@ export class Editor {
   render(showCursor: boolean): string {
     if (!showCursor) return escapeTags(this.text);
     const at = this.text.slice(this.cursor);
-    const ch = at ? String.fromCodePoint(at.codePointAt(0)!) : "";
+    const ch = at.slice(0, clusterAfter(this.text, this.cursor) - this.cursor);
     const cell = !ch || ch === "\n" ? " " : ch;
     const rest = ch === "\n" ? at : at.slice(ch.length);
     return `${escapeTags(this.text.slice(0, this.cursor))}{inverse}${escapeTags(cell)}{/inverse}${escapeTags(rest)}`;
   }
 }
 
-function charBefore(s: string, i: number): string {
-  const lo = s.charCodeAt(i - 1);
-  return lo >= 0xdc00 && lo <= 0xdfff && i >= 2 ? s.slice(i - 2, i) : s.slice(i - 1, i);
+const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** Where the grapheme cluster before `i` starts. */
+function clusterBefore(text: string, i: number): number {
+  let start = 0;
+  for (const { index } of segmenter.segment(text)) {
+    if (index >= i) break;
+    start = index;
+  }
+  return start;
+}
+
+/** Where the grapheme cluster at `i` ends. */
+function clusterAfter(text: string, i: number): number {
+  const s = segmenter.segment(text).containing(i);
+  return s ? s.index + s.segment.length : text.length;
 }

@@ -1,5 +1,5 @@
 // The gates a turn can stop at, as the TUI puts them to the user: a tool call waiting for
-// approval (a dialog, and a/d/A keys), and a tool waiting for its extension to be connected
+// approval (a dialog that takes the a/d/A keys while it is open), and a tool waiting for its extension to be connected
 // (a notice saying which page of the web UI connects it).
 import type { ItemOf } from "../gateway/client/conversation";
 import { pendingApproval } from "../gateway/client/conversation";
@@ -9,10 +9,8 @@ import type { Layout } from "./layout";
 import { brief, escapeTags } from "./text";
 import type { Transcript } from "./transcript";
 
-/** The keys that decide, in the dialog and on an empty message line. */
-const KEYS: Record<string, Decision> = { a: "approve", d: "deny", A: "always" };
-/** The dialog also takes yes and no. */
-const DIALOG_KEYS: Record<string, Decision> = { ...KEYS, y: "approve", n: "deny" };
+/** The keys that decide: only in the approval prompt, never in the message line (typed text is text). */
+const DIALOG_KEYS: Record<string, Decision> = { a: "approve", d: "deny", A: "always", y: "approve", n: "deny" };
 
 /** Connecting happens in a browser: the notice says where. */
 export function connectNotice(item: ItemOf<"connect">, serviceUrl: string): string {
@@ -50,12 +48,7 @@ export class ApprovalPrompt {
   show(open: boolean): void {
     const p = this.pending;
     this.#open = open && !!p;
-    this.ctx.layout.dialog(
-      this.#open && p
-        ? `{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.arguments, 200))}\n\n` +
-            `{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later`
-        : null,
-    );
+    this.ctx.layout.dialog(this.#open && p ? promptText(p) : null);
     this.ctx.changed();
   }
 
@@ -64,13 +57,6 @@ export class ApprovalPrompt {
     if (keyName === "escape") return this.show(false);
     const decision = ch ? DIALOG_KEYS[ch] : undefined;
     if (decision) void this.decide(decision);
-  }
-
-  /** A key typed on an empty message line; true when it decided the pending approval. */
-  shortcut(ch: string | undefined): boolean {
-    const decision = ch && this.pending ? KEYS[ch] : undefined;
-    if (decision) void this.decide(decision);
-    return !!decision;
   }
 
   /** Sends the decision; the turn it resumes reports on the event stream. */
@@ -92,4 +78,21 @@ export class ApprovalPrompt {
       chat.notice(p.threadId, "error", `The decision was not taken: ${message}`);
     }
   }
+}
+
+/** The approval dialog: the call, where its data would go, an identity file's change (+ green, - red), the keys. */
+function promptText(p: ItemOf<"approval">): string {
+  const parts = [`{bold}${escapeTags(p.tool)}{/bold} wants to run with:\n${escapeTags(brief(p.arguments, 400))}`];
+  if (p.destination) {
+    parts.push(`The data would go to {bold}${escapeTags(p.destination)}{/bold}: this call could carry it out of this machine, and this turn has read content from outside.`);
+  }
+  if (p.diff) {
+    const lines = p.diff.replace(/\n$/, "").split("\n").map((l) => {
+      const color = l.startsWith("+++") || l.startsWith("---") || l.startsWith("@@") ? "gray-fg" : l.startsWith("+") ? "green-fg" : l.startsWith("-") ? "red-fg" : "";
+      return color ? `{${color}}${escapeTags(l)}{/${color}}` : escapeTags(l);
+    });
+    parts.push(`The change:\n${lines.join("\n")}`);
+  }
+  parts.push("{bold}a{/bold} approve   {bold}d{/bold} deny   {bold}A{/bold} always allow   {bold}Esc{/bold} decide later (Tab comes back)   Up/Down scroll");
+  return parts.join("\n\n");
 }

@@ -84,7 +84,7 @@ export class ChatSession {
       return false;
     }
     if (this.approval.pending) {
-      this.notice("This conversation waits for an approval: press a (approve), d (deny) or A (always allow).");
+      this.notice("This conversation waits for an approval: decide it in the prompt (a approve, d deny, A always allow); your message stays in the box.");
       this.approval.show(true);
       return false;
     }
@@ -104,6 +104,8 @@ export class ChatSession {
         this.title = brief(text, 40);
       }
       if (turn.stopRequested && turn.running) this.#cancel(r.response_id);
+      // a new conversation's prompt may have come before its id did
+      if (this.threadId === r.thread_id && this.approval.pending && !this.approval.open) this.approval.show(true);
       void this.refreshThreads();
       return true;
     } catch (e) {
@@ -146,6 +148,33 @@ export class ChatSession {
     }
   }
 
+  /** /retry: the last message answered again; the answer it replaces stays an alternative (/alt). */
+  async retry(): Promise<void> {
+    const id = this.threadId;
+    if (!id || this.chat.running(id)) return this.notice(id ? "Wait for the running reply, or press Esc to cancel it." : "Nothing to answer again yet.");
+    try {
+      const r = await this.client.regenerate(id);
+      this.chat.track(id, r.response_id);
+      this.host.layout.stickToEnd();
+      await this.#reloadHistory(id);
+    } catch (e) {
+      this.chat.notice(id, "error", `Could not answer again: ${(e as Error).message}`);
+    }
+  }
+
+  /** /alt N: alternative N of the last message that has alternatives (the earlier answers kept by /retry or an edit). */
+  async alternative(n: number): Promise<void> {
+    const id = this.threadId;
+    const fork = this.transcript.entries.findLast((i) => i.kind === "user" && i.branch);
+    if (!id || !fork || fork.kind !== "user" || !fork.branch) return this.notice("No message here has other answers: /retry makes one.");
+    if (n < 1 || n > fork.branch.count) return this.notice(`There are ${fork.branch.count} alternatives: /alt 1 to /alt ${fork.branch.count}.`);
+    try {
+      await this.chat.load(id, () => this.client.switchBranch(id, fork.id, n));
+    } catch (e) {
+      this.chat.notice(id, "error", `Could not switch: ${(e as Error).message}`);
+    }
+  }
+
   /** Opens a thread (null: a new conversation). */
   async open(id: string | null): Promise<void> {
     this.transcript.threadId = id;
@@ -179,8 +208,7 @@ export class ChatSession {
    * and asks for the approval it waits on, if any.
    */
   async #reloadHistory(id: string): Promise<History> {
-    const h = await this.client.history(id);
-    this.chat.loadHistory(id, h);
+    const h = await this.chat.load(id, () => this.client.history(id));
     if (this.threadId === id && this.approval.pending) this.approval.show(true);
     return h;
   }
@@ -198,6 +226,8 @@ export class ChatSession {
     if (e.type === "approval.required" && e.thread_id === this.threadId) this.approval.show(true);
     // a turn another channel started (a webhook job, a routine, the API): its thread is listed while it runs
     if (e.type === "turn.started" && e.channel !== undefined && e.channel !== "chat") void this.refreshThreads();
+    // decided elsewhere (the web UI, another terminal): the prompt here goes
+    if (e.type === "approval.decided" && e.thread_id === this.threadId && this.approval.open && !this.approval.pending) this.approval.show(false);
   }
 
   #onConnection(state: StreamState, detail?: string): void {

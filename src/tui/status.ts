@@ -1,16 +1,17 @@
 import type { StreamState } from "../gateway/client/sse";
 import type { ThreadSummary } from "../gateway/chat-wire";
 import type { Focus } from "./layout";
-import { brief, escapeTags } from "./text";
+import { fitWidth, textWidth } from "./cells";
+import { escapeTags } from "./text";
 
 /** The first entry of the thread list: starts a new conversation. */
 export const NEW_THREAD = "+ new conversation";
 
-/** What the keys do where the focus is, shown on the status line. */
-const HINTS: Record<Focus, string> = {
-  input: "Enter send · Shift+Enter newline · Tab focus · Esc cancel · ^L clear · ^C quit",
-  transcript: "Up/Down PgUp/PgDn scroll · Home/End · Tab focus · Esc back · ^L clear · ^C quit",
-  threads: "Up/Down choose · Enter open · Tab focus · Esc back · ^C quit",
+/** What the keys do where the focus is, shown on the status line; the short form when the line is narrow. */
+const HINTS: Record<Focus, [string, string]> = {
+  input: ["Enter send · Shift+Enter newline · Tab focus · Esc cancel · ^L clear · ^C quit", "Enter send · Tab focus · ^C quit"],
+  transcript: ["Up/Down PgUp/PgDn scroll · Home/End · Tab focus · Esc back · ^L clear · ^C quit", "Up/Down scroll · Esc back"],
+  threads: ["Up/Down choose · Enter open · Tab focus · Esc back · ^C quit", "Enter open · Esc back"],
 };
 
 const CONNECTION: Record<StreamState, string> = {
@@ -34,15 +35,30 @@ export function threadLines(threads: ThreadSummary[], current: string | undefine
   ].map(escapeTags);
 }
 
-/** The bottom line: model │ thread │ connection │ what the turn is doing │ key hints. */
+/**
+ * The bottom line: model │ connection │ what the turn is doing │ key hints (the thread's
+ * title is on the conversation's border). It fits `width` cells: the model gives way first,
+ * then the hints take their short form; the hints never go.
+ */
 export function statusLine(s: {
   model: string;
-  thread: { id: string; title: string | null } | undefined;
   connection: StreamState;
   activity: "approval" | "thinking" | "ready";
   focus: Focus;
+  width?: number;
 }): string {
-  const thread = s.thread ? escapeTags(brief(s.thread.title || s.thread.id.slice(0, 8), 24)) : "new";
-  const activity = s.activity === "approval" ? "{yellow-fg}approval needed{/yellow-fg}" : s.activity === "thinking" ? "thinking…" : "ready";
-  return ` ${escapeTags(s.model)} │ ${thread} │ ${CONNECTION[s.connection]} │ ${activity} │ ${HINTS[s.focus]}`;
+  const width = s.width ?? Number.POSITIVE_INFINITY;
+  const plain = (tagged: string) => tagged.replace(/\{[^{}]*\}/g, "");
+  const [long, short] = HINTS[s.focus];
+  const tail = (hints: string, narrow = false) => {
+    const activity = s.activity === "approval" ? `{yellow-fg}${narrow ? "approval" : "approval needed"} (Tab){/yellow-fg}` : s.activity === "thinking" ? "thinking…" : "ready";
+    const connection = narrow ? CONNECTION[s.connection].replace(/ [^{]*/, "") : CONNECTION[s.connection];
+    return ` │ ${connection} │ ${activity} │ ${hints}`;
+  };
+  const model = Math.min(textWidth(s.model), 20);
+  const fits = (t: string) => textWidth(plain(t)) + 1 <= width;
+  const rest = fits(tail(long) + " ".repeat(model)) ? tail(long) : fits(tail(short)) ? tail(short) : tail(short, true);
+  const room = width - textWidth(plain(rest)) - 1;
+  if (room < 4) return rest.slice(3);
+  return ` ${escapeTags(fitWidth(s.model, room))}${rest}`;
 }

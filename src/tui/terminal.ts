@@ -1,6 +1,7 @@
 import blessed from "blessed";
 import { PassThrough } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
+import { useCells } from "./cells";
 import { ENABLE_KEYS, InputTranslator, RESET_KEYS } from "./input";
 
 /** How long a partial escape sequence is held back waiting for the rest of it. */
@@ -83,6 +84,7 @@ export function openTerminal(opts: {
     // no `title`: under tmux blessed waits up to 5 s for output.bytesWritten, which Bun's
     // stdout does not count, before sending it (and keeps the process alive meanwhile)
   });
+  useCells((blessed as unknown as { unicode: unknown }).unicode, screen.program);
   screen.program.on("warning", (m: string) => opts.warn(`terminal: ${m}`));
   const program = screen.program as unknown as { terminal: string; tput: { info?: { name?: string }; colors?: number } };
   opts.warn(`terminal: TERM=${program.terminal}, using terminfo ${program.tput.info?.name ?? "?"} (${program.tput.colors ?? "?"} colours)`);

@@ -14,3 +14,12 @@ export function toolResult(output: string): string {
   const m = /^\s*<tool_output\b[^>]*>([\s\S]*?)<\/tool_output>\s*$/.exec(output);
   return m ? m[1]! : output;
 }
+
+/** JSON text pretty-printed when it is JSON; otherwise as it is. */
+export function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

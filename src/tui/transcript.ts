@@ -1,7 +1,8 @@
 import { ChatModel } from "../gateway/client/chat-model";
-import type { ViewItem, Wording } from "../gateway/client/conversation";
+import type { ItemOf, ViewItem, Wording } from "../gateway/client/conversation";
 import type { Decision } from "../gateway/chat-wire";
 import { connectNotice } from "./gates";
+import { markdownToTags } from "./markdown";
 import { brief, escapeTags, toolResult } from "./text";
 
 /** How the TUI words what the shared chat model writes itself. */
@@ -21,31 +22,50 @@ export class Transcript {
   }
 
   render(): string {
-    return this.entries.map((item) => renderItem(item, this.serviceUrl)).join("\n\n");
+    let tools = 0;
+    return this.entries.map((item) => renderItem(item, this.serviceUrl, item.kind === "tool" ? ++tools : 0)).join("\n\n");
+  }
+
+  /** The `n`th tool call shown (from 1), for /show. */
+  tool(n: number): ItemOf<"tool"> | undefined {
+    return this.entries.filter((i): i is ItemOf<"tool"> => i.kind === "tool")[n - 1];
   }
 }
 
 const DECIDED: Record<Decision, string> = { approve: "approved", deny: "denied", always: "always allowed" };
 
-function renderItem(item: ViewItem, serviceUrl: string): string {
+/** How many lines of a tool's result the conversation shows; /show N opens the rest. */
+const RESULT_LINES = 3;
+
+function renderItem(item: ViewItem, serviceUrl: string, toolNumber: number): string {
   switch (item.kind) {
-    case "user":
-      return `{cyan-fg}{bold}You:{/bold}{/cyan-fg} ${escapeTags(item.text)}`;
+    case "user": {
+      const alt = item.branch ? `\n{gray-fg}  alternative ${item.branch.current} of ${item.branch.count} (/alt N shows another){/gray-fg}` : "";
+      return `{cyan-fg}{bold}You:{/bold}{/cyan-fg} ${escapeTags(item.text)}${alt}`;
+    }
     case "assistant": {
-      const text = `{green-fg}{bold}Assistant:{/bold}{/green-fg} ${escapeTags(item.text)}${item.streaming ? "{yellow-fg}▍{/yellow-fg}" : ""}`;
+      const text = `{green-fg}{bold}Assistant:{/bold}{/green-fg} ${markdownToTags(item.text)}${item.streaming ? "{yellow-fg}▍{/yellow-fg}" : ""}`;
       return item.cutShort ? `${text}\n\n${notice("(cut short)")}` : text;
     }
     case "tool": {
-      const head = `{magenta-fg}⚙ ${escapeTags(item.name)}{/magenta-fg} ${escapeTags(brief(item.arguments, 100))}`;
+      const head = `{magenta-fg}⚙ ${toolNumber}. ${escapeTags(item.name)}{/magenta-fg} ${escapeTags(brief(item.arguments, 100))}`;
       if (item.output === null) return `${head} {yellow-fg}(running){/yellow-fg}`;
-      const color = item.isError ? "red-fg" : "white-fg";
-      return `${head}\n  {${color}}↳ ${escapeTags(brief(toolResult(item.output)) || "(no output)")}{/${color}}`;
+      const color = item.refused ? "yellow-fg" : item.isError ? "red-fg" : "white-fg";
+      const state = item.refused ? "refused (you denied it): " : "";
+      const lines = toolResult(item.output).trim().split("\n");
+      const shown = lines.slice(0, RESULT_LINES).map((l) => brief(l, 160));
+      const cut = lines.length > RESULT_LINES || shown.some((l, i) => l !== lines[i]!.trim());
+      const [first = "", ...rest] = shown;
+      const body = [`↳ ${state}${escapeTags(first) || "(no output)"}`, ...rest.map((l) => `  ${escapeTags(l)}`)].map((l) => `{${color}}${l}{/${color}}`);
+      if (cut) body.push(`{gray-fg}  … /show ${toolNumber} to read it whole{/gray-fg}`);
+      return [head, ...body].join("\n");
     }
     case "approval": {
       const head = `{yellow-fg}{bold}Approval needed:{/bold}{/yellow-fg} ${escapeTags(item.tool)} ${escapeTags(brief(item.arguments, 100))}`;
+      const where = item.destination ? `\n  the data would go to {bold}${escapeTags(item.destination)}{/bold}` : "";
       return item.decided
-        ? `${head}\n  → ${DECIDED[item.decided]}`
-        : `${head}\n  {bold}a{/bold} approve · {bold}d{/bold} deny · {bold}A{/bold} always allow ${escapeTags(item.tool)}`;
+        ? `${head}${where}\n  → ${DECIDED[item.decided]}`
+        : `${head}${where}\n  waiting: Tab to the approval prompt, then {bold}a{/bold} approve · {bold}d{/bold} deny · {bold}A{/bold} always allow ${escapeTags(item.tool)}`;
     }
     case "connect":
       return notice(connectNotice(item, serviceUrl));

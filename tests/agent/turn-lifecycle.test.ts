@@ -156,7 +156,8 @@ describe("chat endpoints", () => {
     const end = await events.until((e) => e.type === "turn.completed");
     expect(end).toMatchObject({ status: "failed", error: { code: "cancelled" } });
     const h = await history(t, thread_id);
-    expect(h.items.at(-1)).toMatchObject({ role: "assistant", status: "incomplete" });
+    expect(h.items.findLast((i: any) => i.type === "message")).toMatchObject({ role: "assistant", status: "incomplete" });
+    expect(h.items.at(-1)).toMatchObject({ type: "turn_error", code: "cancelled" });
     void events.close();
   });
 });

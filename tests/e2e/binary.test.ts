@@ -191,7 +191,9 @@ describe("the compiled binary", () => {
     const again = await serve();
     const history = await chat(`${again.url}/api/chat/history?thread_id=${sent.thread_id}`);
     expect(history.status).toBe(200);
-    expect(((await history.json()) as any).items.map((i: any) => [i.role, i.content])).toEqual([["user", "please remember the blue door"]]);
+    // the message, and the turn the kill cut short, said so
+    const items = ((await history.json()) as any).items;
+    expect(items.map((i: any) => [i.type, i.role ?? i.code, i.content])).toEqual([["message", "user", "please remember the blue door"], ["turn_error", "shutdown", undefined]]);
     const threads = ((await (await chat(`${again.url}/api/chat/threads`)).json()) as any).threads;
     expect(threads.map((t: any) => t.id)).toContain(sent.thread_id);
     const stored = await new OpenAI({ baseURL: `${again.url}/api/v1`, apiKey: token }).responses.retrieve(sent.response_id);

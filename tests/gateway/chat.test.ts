@@ -143,6 +143,73 @@ describe("local chat endpoints", () => {
     expect(blocked.body.error.message).toContain("approval");
   });
 
+  test("the history keeps decided approvals and refused calls as they were shown live", async () => {
+    const history = async (id: string) => ((await (await t.api(`/api/chat/history?thread_id=${id}`)).json()) as any).items;
+    for (const decision of ["deny", "approve"] as const) {
+      t.llm.enqueue({ toolCalls: [{ name: "guarded_tool", arguments: { q: decision } }] }, { text: `after ${decision}` });
+      const sent = await post(t, "/api/chat", { message: `guarded ${decision}` });
+      const before = ran;
+      const d = await post(t, `/api/chat/approvals/${sent.body.thread_id}`, { decision });
+      expect(d.status).toBe(200);
+      expect(ran).toBe(decision === "approve" ? before + 1 : before);
+      const items = await history(sent.body.thread_id);
+      expect(items.map((i: any) => i.type)).toEqual(["message", "approval", "tool_call", "message"]);
+      const [, approval, call] = items;
+      expect(approval).toMatchObject({ call_id: call.call_id, tool: "guarded_tool", arguments: `{"q":"${decision}"}`, decision });
+      expect(Date.parse(approval.decided_at)).toBeGreaterThan(Date.now() - 60_000);
+      expect(call.is_error).toBe(decision === "deny");
+    }
+  });
+
+  test("the history ends a failed turn with its error, but not a turn still running", async () => {
+    const stream = await events(t);
+    t.llm.enqueue({ error: { status: 400, message: "The model refused" } });
+    const failed = await post(t, "/api/chat", { message: "this fails" });
+    const items = ((await (await t.api(`/api/chat/history?thread_id=${failed.body.thread_id}`)).json()) as any).items;
+    expect(items.at(-1)).toEqual({ type: "turn_error", id: `end-${failed.body.response_id}`, response_id: failed.body.response_id, code: "llm_error", message: expect.stringContaining("The model refused") });
+    t.llm.enqueue({ text: "slow", delayMs: 1_000 });
+    const running = await post(t, "/api/chat/send", { content: "still going", thread_id: failed.body.thread_id });
+    // stored as a kill would leave it (failed, shutdown) while it runs: not an ending yet
+    const during = ((await (await t.api(`/api/chat/history?thread_id=${failed.body.thread_id}`)).json()) as any).items;
+    expect(during.filter((i: any) => i.type === "turn_error")).toHaveLength(1);
+    await stream.until((e) => e.type === "turn.completed" && e.response_id === running.body.response_id);
+    await stream.close();
+  });
+
+  test("a /compact whose caller goes away ends quietly: no 'unexpected error' in the log", async () => {
+    t.llm.enqueue({ text: "A1" }, { text: "A2" });
+    const a = await post(t, "/api/chat", { message: "Q1" });
+    await post(t, "/api/chat", { message: "Q2", thread_id: a.body.thread_id });
+    t.llm.enqueue({ text: "nothing to save" }, { text: "Summary.", delayMs: 5_000 });
+    const before = t.llm.chatRequests().length;
+    const caller = new AbortController();
+    const compacting = t.api(`/api/chat/threads/${a.body.thread_id}/compact`, { method: "POST", signal: caller.signal }).catch(() => undefined);
+    await t.llm.waitForRequests(before + 2); // the summary is being written
+    caller.abort();
+    await compacting;
+    // the compaction holds the thread until it has ended
+    await t.service.services.agent.withThread(a.body.thread_id, async () => {});
+    expect(t.logs.filter((m) => m.startsWith("unexpected error"))).toEqual([]);
+  });
+
+  test("threads can be renamed and searched by title or message", async () => {
+    t.llm.enqueue({ text: "The capital is **Lisbon**." });
+    const a = await post(t, "/api/chat", { message: "what is the capital of Portugal?" });
+    const renamed = await t.api(`/api/chat/threads/${a.body.thread_id}`, { method: "PATCH", json: { title: "  Portugal   trivia " } });
+    expect(renamed.status).toBe(200);
+    expect(((await renamed.json()) as any).title).toBe("Portugal trivia");
+    const find = async (q: string) => ((await (await t.api(`/api/chat/threads?q=${encodeURIComponent(q)}`)).json()) as any).threads.map((x: any) => x.id);
+    expect(await find("portugal TRIVIA")).toEqual([a.body.thread_id]);
+    expect(await find("LISBON")).toEqual([a.body.thread_id]); // in an answer
+    expect(await find("no such words anywhere")).toEqual([]);
+    for (const [json, status] of [[{ title: "   " }, 400], [{}, 400], [{ title: "x".repeat(201) }, 400]] as const) {
+      expect((await t.api(`/api/chat/threads/${a.body.thread_id}`, { method: "PATCH", json })).status).toBe(status);
+    }
+    const other = await t.createUser();
+    expect((await t.api(`/api/chat/threads/${a.body.thread_id}`, { method: "PATCH", json: { title: "mine" }, token: other.token })).status).toBe(404);
+    expect(await find("Portugal")).toEqual([a.body.thread_id]);
+  });
+
   test("threads are listed newest first with titles", async () => {
     const x = await post(t, "/api/chat", { message: "an older thread" });
     const y = await post(t, "/api/chat", { message: "the newest thread" });

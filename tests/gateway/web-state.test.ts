@@ -88,7 +88,7 @@ describe("ChatModel", () => {
       title: "t",
       items: [
         { type: "message", id: "i1", role: "user", content: "q" },
-        { type: "tool_call", id: "i2", call_id: "c", name: "n", arguments: "{}", output: "o", external: false },
+        { type: "tool_call", id: "i2", call_id: "c", name: "n", arguments: "{}", output: "o", is_error: false, external: false },
       ],
       waiting: { kind: "approval", call_id: "c9", tool: "guarded", arguments: "{}" },
     });

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { defineTool } from "../../src/tools/tool";
+import { axeViolations } from "../support/axe";
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "../support/browser";
 import { startTestService, type TestService } from "../support/harness";
 import { thinkTags } from "../support/provider-wires";
@@ -20,6 +21,7 @@ const SHOTS = process.env.UPDATE_SCREENSHOTS ? resolve(import.meta.dir, "../../d
 let t: TestService;
 let browser: Browser;
 let page: Page;
+let context: BrowserContext;
 let weatherRuns = 0;
 const pageErrors: string[] = [];
 
@@ -49,6 +51,10 @@ async function send(p: Page, text: string): Promise<void> {
 }
 
 const lastAssistant = (p: Page) => p.locator(".msg.assistant").last();
+/** The focused element's text, or one of its attributes. */
+const focused = (p: Page, attribute?: string) =>
+  p.evaluate(attribute ? `document.activeElement?.getAttribute(${JSON.stringify(attribute)})` : "document.activeElement?.textContent");
+const lastUserMessage = () => t.llm.lastChat().messages.filter((m: any) => m.role === "user").at(-1)?.content;
 
 /** Waits until no turn runs in the open conversation (the Send button is back). */
 const idle = (p: Page) => p.locator("button.send:visible").waitFor();
@@ -68,7 +74,8 @@ beforeAll(async () => {
     }),
   );
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  ({ page } = await newPage(DESKTOP));
+  ({ page, context } = await newPage(DESKTOP));
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: t.url });
 });
 
 afterAll(async () => {
@@ -195,7 +202,7 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     await idle(page);
     const threadId = new URL(page.url()).searchParams.get("thread")!;
     const history = (await (await t.api(`/api/chat/history?thread_id=${threadId}`)).json()) as any;
-    expect(history.items.map((i: any) => i.content)).toEqual(["Think about this for a very long time"]);
+    expect(history.items.map((i: any) => i.content ?? i.type)).toEqual(["Think about this for a very long time", "turn_error"]);
   });
 
   test("Stop while the answer is streaming: stopped, the text so far stays and is stored as cut short", async () => {
@@ -211,7 +218,8 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     expect(shown).not.toContain("webword299");
     const threadId = new URL(page.url()).searchParams.get("thread")!;
     const history = (await (await t.api(`/api/chat/history?thread_id=${threadId}`)).json()) as any;
-    const answer = history.items.at(-1);
+    const answer = history.items.findLast((i: any) => i.type === "message");
+    expect(history.items.at(-1)).toMatchObject({ type: "turn_error", code: "cancelled" });
     expect(answer).toMatchObject({ role: "assistant", status: "incomplete" });
     expect(words.startsWith(answer.content)).toBe(true);
     expect(answer.content.length).toBeLessThan(words.length / 2);
@@ -365,9 +373,281 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     expect(JSON.stringify(t.llm.lastChat())).not.toContain("bulges");
   });
 
+  test("a new conversation is listed at once, under Today, titled without its Markdown", async () => {
+    await page.keyboard.press("Control+Shift+O");
+    await page.waitForURL(`${t.url}/`);
+    t.llm.enqueue({ hang: true });
+    await send(page, "**Plan** my `trip` to [Porto](https://example.com)");
+    const row = page.locator(".thread", { hasText: "Plan my trip to Porto" });
+    await row.waitFor(); // while the first answer is still running
+    expect(await page.locator("button.stop:visible").count()).toBe(1);
+    const group = await row.evaluate((el) => el.closest(".thread-group")?.querySelector(".group-label")?.textContent);
+    expect(group).toBe("Today");
+    await page.getByRole("button", { name: "Stop" }).click();
+    await idle(page);
+    // the Stop button went away under the focus: the focus is back in the message box
+    expect(await focused(page, "aria-label")).toBe("Message");
+  });
+
+  test("code is coloured, labelled with its language and copied with a button; a whole answer too", async () => {
+    await page.keyboard.press("Control+Shift+O");
+    const code = 'def greet(name):\n    return f"Hello, {name}!"  # friendly';
+    const answer = `Here you go:\n\n\`\`\`python\n${code}\n\`\`\`\n`;
+    t.llm.enqueue({ text: answer });
+    await send(page, "Write a Python greeting");
+    const block = lastAssistant(page).locator(".code-block");
+    await block.waitFor();
+    await idle(page);
+    expect(await block.locator(".code-lang").innerText()).toBe("python");
+    expect(await block.locator(".hljs-keyword", { hasText: "def" }).count()).toBe(1);
+    expect(await block.locator(".hljs-comment").innerText()).toBe("# friendly");
+    await block.getByRole("button", { name: "Copy python code" }).click();
+    await block.getByRole("button", { name: "Copy python code" }).filter({ hasText: "Copied" }).waitFor();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(code);
+    await lastAssistant(page).getByRole("button", { name: "Copy answer" }).click();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(answer);
+    await page.locator(".announcer", { hasText: "Answer copied." }).waitFor({ state: "attached" });
+    await page.screenshot({ path: join(SHOTS, "code.png") });
+  });
+
+  test("Regenerate reaches the LLM; the earlier answer stays one arrow away, after a reload too", async () => {
+    await page.keyboard.press("Control+Shift+O");
+    t.llm.enqueue({ text: "Octopuses have three hearts." });
+    await send(page, "Tell me a fact");
+    await lastAssistant(page).getByText("three hearts").waitFor();
+    await idle(page);
+    const before = t.llm.chatRequests().length;
+    t.llm.enqueue({ text: "Honey never spoils." });
+    await lastAssistant(page).getByRole("button", { name: "Regenerate" }).click();
+    await lastAssistant(page).getByText("Honey never spoils.").waitFor();
+    await idle(page);
+    expect(t.llm.chatRequests().length).toBe(before + 1);
+    expect(lastUserMessage()).toBe("Tell me a fact");
+    expect(t.llm.lastChat().messages.map((m: any) => m.content).join("\n")).not.toContain("three hearts");
+    expect(await page.locator(".msg.assistant").count()).toBe(1);
+    const arrows = page.getByRole("group", { name: "Alternative 2 of 2" });
+    await arrows.getByRole("button", { name: "Previous alternative" }).click();
+    await lastAssistant(page).getByText("three hearts").waitFor();
+    await page.getByRole("group", { name: "Alternative 1 of 2" }).waitFor();
+    await page.reload();
+    await lastAssistant(page).getByText("three hearts").waitFor();
+    await page.getByRole("group", { name: "Alternative 1 of 2" }).waitFor();
+    await page.screenshot({ path: join(SHOTS, "alternatives.png") });
+  });
+
+  test("Up in an empty message box edits the last message; the edit is answered in its place", async () => {
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.focus();
+    await box.press("ArrowUp");
+    expect(await box.inputValue()).toBe("Tell me a fact");
+    await page.getByText("Editing your last message").waitFor();
+    t.llm.enqueue({ text: "Bananas are berries." });
+    await box.fill("Tell me a fruit fact");
+    await box.press("Enter");
+    await lastAssistant(page).getByText("Bananas are berries.").waitFor();
+    await idle(page);
+    expect(lastUserMessage()).toBe("Tell me a fruit fact");
+    expect(await page.locator(".msg.user").allInnerTexts()).toEqual([expect.stringContaining("Tell me a fruit fact")]);
+    await page.getByRole("group", { name: "Alternative 3 of 3" }).waitFor();
+    // Esc leaves editing without sending
+    await box.press("ArrowUp");
+    await page.getByText("Editing your last message").waitFor();
+    await box.press("Escape");
+    await page.getByText("Editing your last message").waitFor({ state: "hidden" });
+    expect(await box.inputValue()).toBe("");
+  });
+
+  test("Retry after a failed answer and after a Stop", async () => {
+    t.llm.enqueue({ error: { status: 400, message: "The model is overloaded" } });
+    await send(page, "Try something");
+    const failed = page.locator(".notice.error", { hasText: "The model is overloaded" });
+    await failed.waitFor();
+    await idle(page);
+    t.llm.enqueue({ text: "It worked on the second try." });
+    await failed.getByRole("button", { name: "Retry" }).click();
+    await lastAssistant(page).getByText("It worked on the second try.").waitFor();
+    await idle(page);
+    expect(lastUserMessage()).toBe("Try something");
+
+    t.llm.enqueue({ hang: true });
+    const before = t.llm.chatRequests().length;
+    await send(page, "Take your time");
+    await t.llm.waitForRequests(before + 1);
+    await page.getByRole("button", { name: "Stop" }).click();
+    const stopped = page.locator(".notice.info", { hasText: "Stopped." });
+    await stopped.waitFor();
+    await idle(page);
+    t.llm.enqueue({ text: "Done, quickly." });
+    await stopped.getByRole("button", { name: "Retry" }).click();
+    await lastAssistant(page).getByText("Done, quickly.").waitFor();
+    await idle(page);
+    // the failure and the stop are in the record after a reload too, one arrow away
+    await page.reload();
+    await lastAssistant(page).getByText("Done, quickly.").waitFor();
+    await page.getByRole("group", { name: "Alternative 2 of 2" }).last().getByRole("button", { name: "Previous alternative" }).click();
+    await page.locator(".notice.info", { hasText: "Stopped." }).waitFor();
+  });
+
+  test("an approval prompt takes the focus and waits; a denied call reads refused, live and after a reload", async () => {
+    await page.keyboard.press("Control+Shift+O");
+    t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Oslo" } }] }, { text: "I did not check the weather." });
+    await send(page, "What's the weather in Oslo?");
+    const card = page.locator(".approval[data-state=pending]");
+    await card.waitFor();
+    await idle(page);
+    await page.waitForFunction("document.activeElement?.classList.contains('approval-title')");
+    await page.locator(".announcer", { hasText: "Approval needed: the agent wants to run fetch_weather." }).waitFor({ state: "attached" });
+    // past the arguments (scrollable, so focusable) to Approve: the focus never lands on a decision by itself
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    expect(await focused(page)).toBe("Approve");
+    // the pending call is listed at the side, with its conversation
+    await page.locator(".pending-call", { hasText: "fetch_weather" }).filter({ hasText: "What's the weather in Oslo?" }).waitFor();
+
+    // the message box keeps what is typed, and sends nothing while the call waits
+    const before = t.llm.chatRequests().length;
+    await send(page, "and tomorrow?");
+    await page.locator(".composer-status", { hasText: "approve or deny it" }).waitFor();
+    await page.waitForFunction("document.activeElement?.classList.contains('approval-title')");
+    expect(await page.getByRole("textbox", { name: "Message" }).inputValue()).toBe("and tomorrow?");
+    expect(t.llm.chatRequests().length).toBe(before);
+    expect(await page.locator(".msg.user", { hasText: "and tomorrow?" }).count()).toBe(0);
+
+    await card.getByRole("button", { name: "Deny" }).click();
+    expect(await focused(page, "aria-label")).toBe("Message");
+    const tool = page.locator(".tool", { hasText: "fetch_weather" });
+    await tool.locator(".tool-status", { hasText: "refused: you denied it" }).waitFor();
+    await lastAssistant(page).getByText("I did not check the weather.").waitFor();
+    await idle(page);
+    expect(weatherRuns).toBe(1);
+    await page.reload();
+    await page.locator(".approval .decided", { hasText: "Denied" }).waitFor();
+    expect(await page.locator(".tool .tool-status").last().innerText()).toBe("refused: you denied it");
+    expect(await page.locator(".pending-call").count()).toBe(0);
+  });
+
+  test("an approval prompt shows where the data would go and an identity file's change, as a diff", async () => {
+    t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Bergen" } }] });
+    await send(page, "And in Bergen?");
+    await page.locator(".approval[data-state=pending]").waitFor();
+    await idle(page);
+    const threadId = new URL(page.url()).searchParams.get("thread")!;
+    // what the gate of an egress or identity-file approval carries (the agent's side fills it in)
+    const diff = "--- USER.md\n+++ USER.md\n@@ -1,2 +1,2 @@\n # About you\n-Lives in Lisbon.\n+Lives in Bergen.\n";
+    await t.service.services.db.$client.execute({
+      sql: "update gates set data = json_set(data, '$.details.destination', 'weather.example.com', '$.details.diff', ?) where thread_id = ?",
+      args: [diff, threadId],
+    });
+    await page.reload();
+    const card = page.locator(".approval[data-state=pending]");
+    await card.locator(".approval-destination code", { hasText: "weather.example.com" }).waitFor();
+    expect(await card.locator(".diff-add").innerText()).toBe("+Lives in Bergen.\n");
+    expect(await card.locator(".diff-del").innerText()).toBe("-Lives in Lisbon.\n");
+    const [added, removed] = await Promise.all([".diff-add", ".diff-del"].map((c) => card.locator(c).evaluate((el) => (globalThis as any).getComputedStyle(el).backgroundColor)));
+    expect(added).not.toBe(removed);
+    expect(await axeViolations(page)).toEqual([]);
+    await card.evaluate((el) => el.scrollIntoView({ block: "center" }));
+    await page.screenshot({ path: join(SHOTS, "approval-diff.png") });
+    await card.getByRole("button", { name: "Approve" }).click();
+    await page.locator(".approval .decided", { hasText: "Approved" }).waitFor();
+    await idle(page);
+  });
+
+  test("Esc stops a streaming answer; Ctrl+K searches the conversations; a conversation can be renamed", async () => {
+    const words = Array.from({ length: 200 }, (_, i) => `escword${i}`).join(" ");
+    t.llm.enqueue({ text: words, chunkDelayMs: 20 });
+    await send(page, "Stream for a while");
+    await lastAssistant(page).getByText("escword5", { exact: false }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.locator(".notice.info", { hasText: "Stopped." }).waitFor();
+    await idle(page);
+
+    await page.getByRole("button", { name: "Rename" }).click();
+    const title = page.getByRole("textbox", { name: "Conversation title" });
+    await title.fill("Nordic weather");
+    await title.press("Enter");
+    await page.locator(".thread.active", { hasText: "Nordic weather" }).waitFor();
+    await page.locator("h1.conv-title", { hasText: "Nordic weather" }).waitFor();
+    expect(await page.title()).toBe("Nordic weather · service");
+
+    await page.keyboard.press("Control+k");
+    const search = page.getByRole("searchbox", { name: "Search conversations" });
+    expect(await search.evaluate((el) => el === (globalThis as any).document.activeElement)).toBe(true);
+    await search.fill("fruit fact");
+    await page.locator(".thread-list .group-label", { hasText: "Results for" }).waitFor();
+    expect(await page.locator(".thread-list .thread").allInnerTexts()).toEqual([expect.stringContaining("Tell me a fact")]);
+    await search.press("Escape");
+    await page.locator(".thread", { hasText: "Nordic weather" }).waitFor();
+  });
+
+  test("the model answering is named, the connection says it is connected, and answers are announced once", async () => {
+    await page.locator(".model-label", { hasText: "Answers by scripted-model" }).waitFor();
+    expect(await page.locator(".conn").innerText()).toBe("Connected");
+    // no live region is rebuilt while an answer streams; its start and end are said once each
+    expect(await page.locator(".messages").getAttribute("aria-live")).toBeNull();
+    expect(await page.locator(".messages").getAttribute("role")).not.toBe("log");
+    t.llm.enqueue({ text: "Short and sweet." });
+    await send(page, "Say something short");
+    await lastAssistant(page).getByText("Short and sweet.").waitFor();
+    await page.locator(".announcer", { hasText: "Answer complete: Short and sweet." }).waitFor({ state: "attached" });
+  });
+
+  test("right-to-left text reads right to left; each message and title takes its own direction", async () => {
+    await page.keyboard.press("Control+Shift+O");
+    t.llm.enqueue({ text: "Sure:\n\nمرحبا بالعالم، هذا نص عربي.\n\nThat was Arabic." });
+    await send(page, "اكتب جملة بالعربية");
+    await lastAssistant(page).getByText("That was Arabic.").waitFor();
+    await idle(page);
+    const direction = (l: ReturnType<Page["locator"]>) => l.evaluate((el) => (globalThis as any).getComputedStyle(el).direction);
+    expect(await direction(page.locator(".msg.user .bubble").last())).toBe("rtl");
+    expect(await direction(lastAssistant(page).locator("p", { hasText: "مرحبا" }))).toBe("rtl");
+    expect(await direction(lastAssistant(page).locator("p", { hasText: "That was Arabic." }))).toBe("ltr");
+    expect(await direction(page.locator(".thread-title", { hasText: "اكتب" }))).toBe("rtl");
+  });
+
+  test("a conversation's delete confirmation takes the focus; Esc keeps the conversation", async () => {
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    const dialog = page.getByRole("alertdialog", { name: "Delete this conversation for good?" });
+    await dialog.waitFor();
+    expect(await focused(page)).toBe("Keep");
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden" });
+    expect(await focused(page)).toBe("Delete");
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await dialog.getByRole("button", { name: "Delete conversation" }).click();
+    await page.getByText("What can I help with?").waitFor();
+    expect(await focused(page, "aria-label")).toBe("Message");
+  });
+
+  test("the streaming caret does not blink for people who asked for less motion", async () => {
+    const words = Array.from({ length: 300 }, (_, i) => `slow${i}`).join(" ");
+    t.llm.enqueue({ text: words, chunkDelayMs: 30 });
+    await send(page, "Stream slowly");
+    await page.locator(".msg.assistant.streaming .md p").waitFor();
+    const caret = "getComputedStyle(document.querySelector('.msg.assistant.streaming .md > :last-child'), '::after').animationName";
+    expect(await page.evaluate(caret)).toBe("blink");
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    try {
+      expect(await page.evaluate(caret)).toBe("none");
+    } finally {
+      await page.emulateMedia({ reducedMotion: "no-preference" });
+    }
+    await page.getByRole("button", { name: "Stop" }).click();
+    await idle(page);
+  });
+
+  test("/memory opened directly is named Memory and has one main heading", async () => {
+    await page.goto(`${t.url}/memory`);
+    await page.locator(".doc", { hasText: "SOUL.md" }).waitFor();
+    expect(await page.title()).toBe("Memory · service");
+    expect(await page.locator("h1:visible").allInnerTexts()).toEqual(["Memory"]);
+    await page.goto(`${t.url}/`);
+  });
+
   test("sign out, a wrong token is refused, the right one signs in", async () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByText("You are signed out.").waitFor();
+    await page.screenshot({ path: join(SHOTS, "sign-in.png") });
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     const field = page.getByLabel("Access token");
     await field.fill("not-the-token");
@@ -383,3 +663,160 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     expect(pageErrors.filter((e) => !e.includes("401 (Unauthorized)"))).toEqual([]);
   });
 });
+
+describe.skipIf(!hasChromium)("everyone can use it: axe-core (WCAG 2.2 AA) on every screen, light and dark, desktop and phone", () => {
+  let rich: string;
+  let waiting: string;
+
+  beforeAll(async () => {
+    if (!hasChromium) return;
+    const chat = async (message: string, thread_id?: string) => (await (await t.api("/api/chat", { method: "POST", json: { message, thread_id } })).json()) as any;
+    // a conversation with something of everything: Markdown, code, a wide table, right-to-left
+    // text, a tool call that ran, one that was refused, a summary mark and a failed turn
+    t.llm.enqueue({
+      text: "Plans:\n\n| plan | price per month / year | notes |\n|---|---|---|\n| basic | $1.2 / 0 | for one person, no support |\n| pro | $9.9 / 99 | for teams of any size |\n\n```bash\nservice chat --thread 42 # reopen\n```\n\nمرحبا بالعالم\n\n> quoted, with `code` and a [link](https://example.com).",
+    });
+    rich = (await chat("Compare the plans")).thread_id;
+    t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Rome" } }] }, { text: "Sunny in Rome." });
+    await chat("Weather in Rome?", rich);
+    await t.api(`/api/chat/approvals/${rich}`, { method: "POST", json: { decision: "approve" } });
+    t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Paris" } }] }, { text: "As you wish." });
+    await chat("And Paris?", rich);
+    await t.api(`/api/chat/approvals/${rich}`, { method: "POST", json: { decision: "deny" } });
+    t.llm.enqueue({ text: "nothing to save" }, { text: "Summary: plans compared, weather asked." });
+    await t.api(`/api/chat/threads/${rich}/compact`, { method: "POST" });
+    t.llm.enqueue({ error: { status: 400, message: "The model refused the request" } });
+    await chat("One more thing", rich);
+    t.llm.enqueue({ toolCalls: [{ name: "fetch_weather", arguments: { city: "Kyiv" } }] });
+    waiting = (await chat("Weather in Kyiv?")).thread_id;
+    await t.service.services.db.$client.execute({
+      sql: "update gates set data = json_set(data, '$.details.destination', 'api.weather.example', '$.details.diff', ?) where thread_id = ?",
+      args: ["--- USER.md\n+++ USER.md\n@@ -1 +1 @@\n-Lives in Lisbon.\n+Lives in Kyiv.\n", waiting],
+    });
+  });
+
+  /** Each screen as a person reaches it; `phone` only at phone width. */
+  const screens: { name: string; phone?: boolean; open: (p: Page) => Promise<void> }[] = [
+    { name: "new chat", open: async (p) => (await p.goto(`${t.url}/`), await p.getByText("What can I help with?").waitFor()) },
+    {
+      name: "a conversation with code, a table, tool calls, decisions, a summary mark and a failure",
+      open: async (p) => {
+        await p.goto(`${t.url}/?thread=${rich}`);
+        await p.locator(".notice.error", { hasText: "The model refused the request" }).waitFor();
+        for (const d of await p.locator("details").all()) await d.evaluate((el) => el.setAttribute("open", ""));
+      },
+    },
+    { name: "an approval waiting, with where the data goes and a diff", open: async (p) => (await p.goto(`${t.url}/?thread=${waiting}`), await p.locator(".approval[data-state=pending] .diff").waitFor()) },
+    {
+      name: "the delete confirmation",
+      open: async (p) => {
+        await p.goto(`${t.url}/?thread=${rich}`);
+        await p.getByRole("button", { name: "Delete", exact: true }).click();
+        await p.getByRole("alertdialog").waitFor();
+      },
+    },
+    {
+      name: "renaming",
+      open: async (p) => {
+        await p.goto(`${t.url}/?thread=${rich}`);
+        await p.getByRole("button", { name: "Rename" }).click();
+        await p.getByRole("textbox", { name: "Conversation title" }).waitFor();
+      },
+    },
+    {
+      name: "search results",
+      open: async (p) => {
+        await p.goto(`${t.url}/`);
+        await p.keyboard.press("Control+k");
+        await p.getByRole("searchbox", { name: "Search conversations" }).fill("Rome");
+        await p.locator(".group-label", { hasText: "Results for" }).waitFor();
+      },
+    },
+    {
+      name: "the conversations drawer",
+      phone: true,
+      open: async (p) => {
+        await p.goto(`${t.url}/`);
+        await p.getByRole("button", { name: "Show conversations" }).click();
+        await p.locator(".chat.drawer-open").waitFor();
+      },
+    },
+    { name: "memory", open: async (p) => (await p.goto(`${t.url}/memory`), await p.locator(".doc", { hasText: "SOUL.md" }).waitFor()) },
+    { name: "a memory document", open: async (p) => (await p.goto(`${t.url}/memory?path=SOUL.md`), await p.locator(".doc-text:enabled").waitFor()) },
+    {
+      name: "a memory document's preview and delete confirmation",
+      open: async (p) => {
+        await p.goto(`${t.url}/memory?path=SOUL.md`);
+        await p.locator(".doc-text:enabled").waitFor();
+        await p.getByRole("button", { name: "Preview" }).click();
+        await p.getByRole("button", { name: "Delete", exact: true }).click();
+        await p.getByRole("alertdialog", { name: "Confirm deletion" }).waitFor();
+      },
+    },
+  ];
+
+  for (const [size, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+    test(`no violations at ${size} width, light and dark`, async () => {
+      const { context: ctx, page: p } = await newPage(viewport, size === "phone");
+      const found: string[] = [];
+      try {
+        await p.goto(`${t.url}/`);
+        for (const scheme of ["light", "dark"] as const) {
+          await p.emulateMedia({ colorScheme: scheme });
+          await p.evaluate("localStorage.clear()");
+          await p.goto(`${t.url}/`);
+          await p.getByLabel("Access token").waitFor();
+          found.push(...(await axeViolations(p)).map((v) => `sign-in (${scheme}): ${v}`));
+          await p.goto(`${t.url}/login?token=${t.token}`);
+          await p.locator(".topbar").waitFor();
+          for (const screen of screens) {
+            if (screen.phone && size !== "phone") continue;
+            await screen.open(p);
+            found.push(...(await axeViolations(p)).map((v) => `${screen.name} (${scheme}): ${v}`));
+            if (scheme === "dark" && screen.name.startsWith("a conversation with code")) await p.screenshot({ path: join(SHOTS, `chat-dark-${size}.png`) });
+          }
+        }
+      } finally {
+        await ctx.close();
+      }
+      expect(found).toEqual([]);
+    }, 120_000);
+  }
+
+  test("at phone width: the drawer says whether it is open and Esc closes it; wide tables scroll sideways", async () => {
+    const { context: ctx, page: p } = await newPage(PHONE, true);
+    try {
+      await p.goto(`${t.url}/login?token=${t.token}`);
+      await p.goto(`${t.url}/?thread=${rich}`);
+      const toggle = p.getByRole("button", { name: "Show conversations" });
+      expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+      await toggle.click();
+      await p.locator(".chat.drawer-open").waitFor();
+      const hide = p.getByRole("button", { name: "Hide conversations" });
+      expect(await hide.getAttribute("aria-expanded")).toBe("true");
+      expect(await focused(p)).toBe("New chat");
+      await p.keyboard.press("Escape");
+      await p.locator(".chat:not(.drawer-open)").waitFor();
+      expect(await focused(p, "aria-label")).toBe("Show conversations");
+
+      const scroller = p.locator(".table-scroll").first();
+      await scroller.waitFor();
+      const [scrollWidth, clientWidth] = await scroller.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+      expect(scrollWidth).toBeGreaterThan(clientWidth);
+      // a value stays on one line: its cell is as tall as a one-word cell
+      const cell = (text: string) => p.locator("td", { hasText: text }).first().evaluate((el) => el.getBoundingClientRect().height);
+      expect(await cell("$1.2 / 0")).toBe(await cell("basic"));
+      expect(await p.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
+      await p.evaluate("document.activeElement.blur()");
+      await scroller.evaluate((el) => el.scrollIntoView({ block: "start" }));
+      await p.screenshot({ path: join(SHOTS, "table-phone.png") });
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  test("no script errors here either", () => {
+    expect(pageErrors.filter((e) => !e.includes("401 (Unauthorized)"))).toEqual([]);
+  });
+});
+

@@ -102,6 +102,7 @@ describe("TOOLS_ASK: a tool that needs approval", () => {
     const mine = list.find((a) => a.thread_id === threadId);
     expect(mine).toEqual({
       thread_id: threadId,
+      thread_title: expect.any(String),
       call_id: expect.stringMatching(/^call_[0-9a-f]+$/),
       tool: "test_delete",
       arguments: '{"path":"/tmp/x"}',

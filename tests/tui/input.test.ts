@@ -107,7 +107,7 @@ describe("Transcript", () => {
     const out = t.render();
     expect(out).toContain(`You:{/bold}{/cyan-fg} ${escapeTags("use {bold}")}`);
     expect(out).toContain("partial{yellow-fg}▍");
-    expect(out).toContain("↳ a.txt (file, 3 bytes) b.txt");
+    expect(out).toContain("↳ a.txt (file, 3 bytes){/white-fg}\n{white-fg}  b.txt");
     expect(out).toContain("{bold}a{/bold} approve");
     t.chat.apply({ type: "turn.completed", ...ids, status: "completed", error: null, waiting: "approval" });
     expect(t.render()).not.toContain("▍");
@@ -116,7 +116,7 @@ describe("Transcript", () => {
   test("shows a tool result without its <tool_output> envelope", () => {
     const t = open();
     const output = '<tool_output tool="file_list" trust="untrusted">\n. is empty.\n</tool_output>';
-    t.chat.loadHistory("t", { thread_id: "t", title: null, items: [{ type: "tool_call", id: "c", call_id: "c", name: "file_list", arguments: "{}", output, external: false }], waiting: null });
+    t.chat.loadHistory("t", { thread_id: "t", title: null, items: [{ type: "tool_call", id: "c", call_id: "c", name: "file_list", arguments: "{}", output, is_error: false, external: false }], waiting: null });
     expect(t.render()).toContain("↳ . is empty.{/white-fg}");
   });
 
@@ -143,7 +143,7 @@ describe("Transcript", () => {
       title: null,
       items: [
         { type: "message", id: "1", role: "user", content: "hi" },
-        { type: "tool_call", id: "2", call_id: "c", name: "file_read", arguments: "{}", output: "text", external: false },
+        { type: "tool_call", id: "2", call_id: "c", name: "file_read", arguments: "{}", output: "text", is_error: false, external: false },
         { type: "message", id: "3", role: "assistant", content: "done" },
       ],
       waiting: null,

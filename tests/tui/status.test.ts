@@ -18,8 +18,8 @@ test("the thread list marks the open thread, the ones waiting on a gate and thos
   ]);
 });
 
-test("the status line shows model, thread, connection, activity and the focus's keys", () => {
-  const line = statusLine({ model: "m", thread: { id: "0123456789", title: null }, connection: "connected", activity: "approval", focus: "threads" });
-  expect(line).toBe(" m │ 01234567 │ {green-fg}● connected{/green-fg} │ {yellow-fg}approval needed{/yellow-fg} │ Up/Down choose · Enter open · Tab focus · Esc back · ^C quit");
-  expect(statusLine({ model: "m", thread: undefined, connection: "reconnecting", activity: "ready", focus: "input" })).toContain(" m │ new │ ");
+test("the status line shows model, connection, activity and the focus's keys", () => {
+  const line = statusLine({ model: "m", connection: "connected", activity: "approval", focus: "threads" });
+  expect(line).toBe(" m │ {green-fg}● connected{/green-fg} │ {yellow-fg}approval needed (Tab){/yellow-fg} │ Up/Down choose · Enter open · Tab focus · Esc back · ^C quit");
+  expect(statusLine({ model: "m", connection: "reconnecting", activity: "ready", focus: "input" })).toContain(" m │ {red-fg}○ reconnecting…");
 });

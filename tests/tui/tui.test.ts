@@ -5,7 +5,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Type } from "@sinclair/typebox";
 import type { ChatEvent } from "../../src/gateway/events";
+import { defineTool } from "../../src/tools/tool";
+import { resetTerminalWidths, textWidth } from "../../src/tui/cells";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
 import { lengthCut, thinkTags } from "../support/provider-wires";
 
@@ -98,6 +101,14 @@ async function followEvents(): Promise<void> {
   })();
 }
 
+/** What the message line shows (its first line), without the box around it. */
+function messageLine(name: string): string {
+  const lines = screen(name).split("\n");
+  const label = lines.findIndex((l) => l.includes("q message q"));
+  // the thread list's row, then the box's left border; its right border last
+  return (lines[label + 1] ?? "").replace(/^x\s*xx/, "").replace(/x\s*$/, "").trim();
+}
+
 const lastUserMessage = () => svc.llm.lastChat().messages.filter((m: any) => m.role === "user").at(-1)?.content;
 
 beforeAll(async () => {
@@ -110,6 +121,9 @@ beforeAll(async () => {
   }
   dir = mkdtempSync(join(tmpdir(), "service-tui-"));
   svc = await startTestService({ env: { TOOLS_ASK: "file_list" } });
+  svc.service.services.tools.register(
+    defineTool({ name: "echo_lines", description: "Says the text back", parameters: Type.Object({ text: Type.String() }), execute: async ({ text }) => text }),
+  );
   await followEvents();
 }, 120_000);
 
@@ -252,6 +266,119 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
     expect(sent.at(-1).role).toBe("tool");
   });
 
+  test("typed text is text while an approval waits: Esc, then a message starting with a or d decides nothing", async () => {
+    svc.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] }, { text: "I will not list them." });
+    type(S, "list them once more");
+    keys(S, "Enter");
+    await see(S, "wants to run with");
+    keys(S, "Escape"); // decide later: back to the message line
+    await until("the prompt to close", () => !screen(S).includes("wants to run with") && screen(S));
+    const pending = async () => ((await (await svc.api("/api/chat/approvals")).json()) as any).approvals;
+    type(S, "about this");
+    await see(S, "about this");
+    type(S, " and does it wait");
+    await see(S, "about this and does it wait");
+    expect(await pending()).toHaveLength(1);
+    keys(S, "C-u");
+    type(S, "deny nothing");
+    await see(S, "deny nothing");
+    expect(await pending()).toHaveLength(1);
+    // Enter does not send past the prompt: the text stays, the prompt comes back
+    keys(S, "Enter");
+    await see(S, "wants to run with");
+    expect(screen(S)).toContain("deny nothing");
+    type(S, "d"); // in the prompt, d denies
+    await reply(S, "I will not list them.");
+    expect(screen(S)).toContain("→ denied");
+    expect(await pending()).toHaveLength(0);
+    expect(screen(S)).toContain("deny nothing"); // still in the message line, whole
+    // Tab reaches the prompt again only while one waits: now it goes to the conversation
+    keys(S, "C-u");
+  });
+
+  test("answers read as Markdown: styles instead of marks, code under its language, tables aligned", async () => {
+    svc.llm.enqueue({ text: "Use **care** with `rm`:\n\n```bash\nrm -rf build\n```\n\n| plan | price |\n|---|---|\n| basic | $1 |\n| team | $10 |" });
+    type(S, "markdown please");
+    keys(S, "Enter");
+    await reply(S, "Assistant: Use care with rm:");
+    const s = screen(S);
+    expect(s).not.toContain("**");
+    expect(s).not.toContain("```");
+    expect(s).toContain("bash:");
+    expect(s).toContain("  rm -rf build");
+    // the columns line up (box drawing comes out of tmux as x and q)
+    const rows = s.split("\n").filter((l) => /basic|team|plan/.test(l)).map((l) => l.indexOf("$") >= 0 ? l.indexOf("$") : l.indexOf("price"));
+    expect(new Set(rows).size).toBe(1);
+  });
+
+  test("a long tool result is cut in the conversation and opens whole with /show N", async () => {
+    const long = Array.from({ length: 30 }, (_, i) => `entry-${i + 1}.txt (file, ${i} bytes)`).join("\n");
+    svc.llm.enqueue({ toolCalls: [{ name: "echo_lines", arguments: { text: long } }] }, { text: "There they are." });
+    type(S, "list the entries");
+    keys(S, "Enter");
+    await reply(S, "There they are.");
+    const cut = await see(S, /… \/show (\d+) to read it whole/);
+    const n = /… \/show (\d+) to read it whole/.exec(cut)![1]!;
+    expect(cut).not.toContain("entry-30.txt");
+    type(S, `/show ${n}`);
+    keys(S, "Enter");
+    await see(S, "Esc close");
+    keys(S, "End");
+    await see(S, "entry-30.txt (file, 29 bytes)");
+    keys(S, "Escape");
+    await until("the viewer to close", () => !screen(S).includes("Esc close") && screen(S));
+  });
+
+  test("Up in an empty message line brings back the last prompt, and the one before", async () => {
+    keys(S, "Up");
+    await until("the last prompt back", () => /^\/show \d+$/.test(messageLine(S)) && screen(S));
+    keys(S, "Up");
+    await until("the prompt before", () => messageLine(S) === "list the entries" && screen(S));
+    keys(S, "Down", "Down");
+    await until("the line to be empty again", () => messageLine(S) === "" && screen(S));
+  });
+
+  test("/retry answers again; /alt shows the earlier answer", async () => {
+    svc.llm.enqueue({ text: "First take." });
+    type(S, "give me a take");
+    keys(S, "Enter");
+    await reply(S, "First take.");
+    svc.llm.enqueue({ text: "Second take." });
+    type(S, "/retry");
+    keys(S, "Enter");
+    await reply(S, "Second take.");
+    await see(S, "alternative 2 of 2");
+    expect(screen(S)).not.toContain("First take.");
+    type(S, "/alt 1");
+    keys(S, "Enter");
+    await see(S, "First take.");
+    await see(S, "alternative 1 of 2");
+  });
+
+  test("an approval prompt shows where the data would go and an identity file's change", async () => {
+    svc.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] }, { text: "Listed after all." });
+    type(S, "one more listing");
+    keys(S, "Enter");
+    await see(S, "wants to run with");
+    const waiting = ((await (await svc.api("/api/chat/approvals")).json()) as any).approvals[0];
+    await svc.service.services.db.$client.execute({
+      sql: "update gates set data = json_set(data, '$.details.destination', 'files.example.net', '$.details.diff', ?) where thread_id = ?",
+      args: ["--- USER.md\n+++ USER.md\n@@ -1 +1 @@\n-Likes tea.\n+Likes coffee.\n", waiting.thread_id],
+    });
+    keys(S, "Escape");
+    keys(S, "C-l"); // the prompt stays; Tab opens it again, read afresh
+    const T = "look";
+    open(T, [BIN, "chat", "--url", svc.url, "--token", TOKEN, "--home", join(dir, "home"), "--thread", waiting.thread_id]);
+    const shown = await see(T, "Likes coffee.");
+    expect(shown).toContain("The data would go to files.example.net");
+    expect(shown).toContain("-Likes tea.");
+    type(T, "a");
+    await reply(T, "Listed after all.");
+    keys(T, "C-c");
+    expect(await exited(T)).toBe(0);
+    await see(S, "Listed after all.");
+  });
+
   test("Up/Down scroll the transcript", async () => {
     keys(S, "C-l");
     const n = 12; // 8 lines each: more than the view holds
@@ -262,11 +389,15 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
       await reply(S, `answer ${i}`);
     }
     expect(screen(S)).not.toContain("answer 1 ");
+    keys(S, "Tab"); // the conversation (Up in the message line recalls the last prompt)
+    await see(S, "PgUp/PgDn scroll");
     keys(S, ...Array(10).fill("Up"));
     await until("the transcript to scroll up", () => !screen(S).includes(`answer ${n}`) && screen(S));
     expect(screen(S)).toContain(`answer ${n - 1}`);
     keys(S, ...Array(10).fill("Down"));
     await see(S, `answer ${n}`);
+    keys(S, "Escape");
+    await see(S, "Shift+Enter newline");
   });
 
   test("Tab focuses the thread list; Enter there opens a new conversation; Esc goes back", async () => {
@@ -293,6 +424,85 @@ describe.skipIf(!hasTmux)("service chat (compiled binary) in tmux", () => {
   test("Ctrl+C quits: the pane's process exits with 0", async () => {
     keys(S, "C-c");
     expect(await exited(S)).toBe(0);
+  });
+});
+
+describe.skipIf(!hasTmux)("everyone can use it in a terminal", () => {
+  // Terminals disagree on how wide some emoji sequences are: the TUI asks the terminal at start
+  // and lays out by its answer, which it logs. (tmux 3.3a cannot hold a cluster over 21 bytes,
+  // such as the four-person family, whatever the program does: three people here.)
+  const measuredWidths = () => {
+    const line = readFileSync(join(dir, "home", "logs", "service.log"), "utf8").split("\n").findLast((l) => l.includes("terminal: draws"));
+    if (!line) throw new Error("the TUI did not log how the terminal draws emoji");
+    return { zwjJoins: line.includes("ZWJ sequences joined"), modifierJoins: line.includes("skin tones joined"), vs16Wide: line.includes("VS16 emoji wide") };
+  };
+  const TEXT = "Family 👨‍👩‍👧 coder 👩🏽‍💻 नमस्ते षि 中文 ✅ 日本語 مرحبا";
+
+  test("emoji sequences, Devanagari and CJK keep every border in place, and the real cursor follows the typing", async () => {
+    const U = "unicode";
+    open(U, [BIN, "chat", "--url", svc.url, "--token", TOKEN, "--home", join(dir, "home")]);
+    await see(U, "● connected");
+    svc.llm.enqueue({ text: `Same here: ${TEXT}` });
+    type(U, TEXT);
+    keys(U, "Enter");
+    await reply(U, "Same here:");
+    resetTerminalWidths(measuredWidths());
+    try {
+      const rows = screen(U).split("\n").map((l) => l.trimEnd()).filter((l) => l.endsWith("x") || l.endsWith("k") || l.endsWith("j"));
+      // every boxed row reaches the right edge exactly: no cluster pushed a border out or left a gap
+      expect(rows.length).toBeGreaterThan(30);
+      expect(rows.filter((row) => textWidth(row) !== 120).map((row) => [row, textWidth(row)])).toEqual([]);
+    } finally {
+      resetTerminalWidths();
+    }
+    const shown = screen(U);
+    expect(shown).toContain("You: Family 👨‍👩‍👧 coder 👩🏽‍💻 नमस्ते षि 中文 ✅"); // the vowel sign stays with its letter
+    expect(shown).toContain("Same here: Family 👨‍👩‍👧 coder 👩🏽‍💻");
+    type(U, "hello");
+    await until("hello typed", () => messageLine(U) === "hello" && screen(U));
+    // the terminal's own cursor sits after "hello" in the message box (thread list 28 wide, then the border)
+    const [flag, x, y] = tmux("display", "-p", "-t", U, "#{cursor_flag} #{cursor_x} #{cursor_y}").trim().split(" ").map(Number);
+    expect({ flag, x, y }).toEqual({ flag: 1, x: 28 + 1 + 5, y: 40 - 3 });
+    keys(U, "C-u");
+    keys(U, "C-c");
+    expect(await exited(U)).toBe(0);
+  });
+
+  test("the approval prompt, once closed, leaves nothing of its border in the conversation", async () => {
+    const A = "prompt";
+    open(A, [BIN, "chat", "--url", svc.url, "--token", TOKEN, "--home", join(dir, "home")]);
+    await see(A, "● connected");
+    svc.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: { path: TEXT } }] }, { text: "Done listing." });
+    type(A, "list with a long unicode path please");
+    keys(A, "Enter");
+    await see(A, "lq approval");
+    keys(A, "Escape");
+    await until("the prompt to close", () => !screen(A).includes("lq approval") && screen(A));
+    const s = screen(A);
+    expect(s).not.toContain("wants to run with");
+    // the conversation rows are text between two borders: no stray box corner or side inside them
+    const inside = s.split("\n").slice(1, 30).map((l) => l.slice(30, 110));
+    expect(inside.filter((l) => /[lkmj]q|q[lkmj]|x\s{3,}x/.test(l))).toEqual([]);
+    keys(A, "Tab");
+    await see(A, "wants to run with");
+    type(A, "d");
+    await reply(A, "Done listing.");
+    keys(A, "C-c");
+    expect(await exited(A)).toBe(0);
+  });
+
+  test("at 60 columns with a long title the key hints stay on the status line", async () => {
+    const N = "narrow";
+    const vars = { LANG: "C.UTF-8", HOME: dir };
+    tmux("new-session", "-d", "-s", N, "-x", "60", "-y", "24", ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "--", BIN, "chat", "--url", svc.url, "--token", TOKEN, "--home", join(dir, "home"));
+    await see(N, "connected");
+    type(N, "A very long first message that becomes this conversation's title and would push everything else off the line");
+    keys(N, "Enter");
+    await see(N, "ready");
+    const status = screen(N).trimEnd().split("\n").at(-1)!;
+    expect(status).toContain("Enter send");
+    expect(status).toContain("^C quit");
+    keys(N, "C-c");
   });
 });
 

@@ -27,6 +27,8 @@ export class ChatModel {
   readonly threads = new Map<string, ThreadView>();
   draft: ThreadView = EMPTY_THREAD;
   readonly #listeners = new Set<(threadId: string | null) => void>();
+  /** Counts the turns that have ended (see `load`). */
+  #clock = 0;
 
   constructor(readonly words: Wording = { cancelled: "Stopped." }) {}
 
@@ -39,7 +41,11 @@ export class ChatModel {
     return (id === null ? this.draft : this.threads.get(id)) ?? EMPTY_THREAD;
   }
 
-  #set(id: string | null, view: ThreadView): void {
+  #set(id: string | null, changed: ThreadView): void {
+    // a turn that has just ended is stamped, so that a history read before it was stored does not drop it
+    const view = changed.live.some((t) => !t.running && t.endedAt === undefined)
+      ? { ...changed, live: changed.live.map((t) => (t.running || t.endedAt !== undefined ? t : { ...t, endedAt: ++this.#clock })) }
+      : changed;
     if (id === null) this.draft = view;
     else this.threads.set(id, view);
     for (const fn of this.#listeners) fn(id);
@@ -92,6 +98,12 @@ export class ChatModel {
     return turn;
   }
 
+  /** A turn the service started for this thread (regenerate, edit): shown as running until its events end it. */
+  track(threadId: string, responseId: string): void {
+    if (this.thread(threadId).live.some((t) => t.responseId === responseId)) return;
+    this.#update(threadId, (t) => ({ ...t, live: [...t.live, liveTurn(responseId, responseId)] }));
+  }
+
   sendFailed(threadId: string | null, key: string, message: string): void {
     const notice: ViewItem = { kind: "notice", id: localId("notice"), tone: "error", text: message };
     this.#updateTurn(threadId, key, (turn) => ({ ...turn, running: false, items: [...turn.items, notice] }));
@@ -121,9 +133,20 @@ export class ChatModel {
     this.#update(threadId, (t) => ({ ...t, live: [...t.live, { ...liveTurn(localId("notice"), null, [notice]), running: false }] }));
   }
 
+  /**
+   * Replaces the stored part of a thread with the history `read` gives; keeps the turns still
+   * running, and those that end while it is read (the history may not hold them yet).
+   */
+  async load(threadId: string, read: () => Promise<History>): Promise<History> {
+    const asOf = this.#clock;
+    const h = await read();
+    this.#update(threadId, (t) => withHistory(t, threadId, h, this.words, asOf));
+    return h;
+  }
+
   /** Replaces the stored part of a thread; keeps only the turns still running. */
   loadHistory(threadId: string, h: History): void {
-    this.#update(threadId, (t) => withHistory(t, threadId, h));
+    this.#update(threadId, (t) => withHistory(t, threadId, h, this.words));
   }
 
   /** Forgets what is shown of a thread but its running turns and open prompts. */

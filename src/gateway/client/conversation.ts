@@ -1,17 +1,25 @@
 // What a chat UI shows of a thread, from its stored history and the events of its live turns.
 // Pure functions: each returns a new view and leaves the one it was given as it was. The web
 // UI and the TUI render the same items, each in its own way.
-import type { ChatEvent, Decision, History } from "../chat-wire";
+import type { BranchState, ChatEvent, Decision, History } from "../chat-wire";
+
+/** What an approval prompt shows besides the call: where its data would go, an identity file's change. */
+export interface PromptFacts {
+  destination?: string;
+  diff?: string;
+}
 
 /** One thing shown in a conversation. */
 export type ViewItem =
-  | { kind: "user"; id: string; text: string }
+  /** `branch`: the conversation forks here (regenerated or edited), and which alternative this is. */
+  | { kind: "user"; id: string; text: string; branch?: BranchState }
   /** `cutShort`: stored incomplete (stopped, timed out, the service stopped, the model failed). */
   | { kind: "assistant"; id: string; text: string; streaming: boolean; cutShort: boolean }
   /** The model's reasoning in one step, seen live only (it is not stored): shown collapsed. */
   | { kind: "reasoning"; id: string; text: string; streaming: boolean }
-  | { kind: "tool"; id: string; callId: string; name: string; arguments: string; output: string | null; isError: boolean }
-  | { kind: "approval"; id: string; threadId: string; callId: string; tool: string; arguments: string; decided: Decision | null; busy: boolean; error: string | null }
+  /** `refused`: the person denied it in an approval prompt (it did not run). */
+  | { kind: "tool"; id: string; callId: string; name: string; arguments: string; output: string | null; isError: boolean; refused: boolean }
+  | ({ kind: "approval"; id: string; threadId: string; callId: string; tool: string; arguments: string; decided: Decision | null; busy: boolean; error: string | null } & PromptFacts)
   /** The tool's extension must be connected (OAuth) at `url` before the turn goes on. */
   | { kind: "connect"; id: string; callId: string; tool: string; extension: string; url: string }
   | { kind: "notice"; id: string; tone: "error" | "info"; text: string }
@@ -29,6 +37,8 @@ export interface LiveTurn {
   running: boolean;
   /** Stop was asked for (the response is cancelled once its id is known). */
   stopRequested: boolean;
+  /** When it stopped running, on the chat model's clock (see `withHistory`). */
+  endedAt?: number;
 }
 
 export interface ThreadView {
@@ -57,27 +67,56 @@ export const liveTurn = (key: string, responseId: string | null, items: ViewItem
 });
 
 /** A thread's stored history, with the gate it waits on last. */
-export function historyItems(threadId: string, h: History): ViewItem[] {
+export function historyItems(threadId: string, h: History, words: Wording = { cancelled: "Stopped." }): ViewItem[] {
+  const denied = new Set(h.items.flatMap((i) => (i.type === "approval" && i.decision === "deny" ? [i.call_id] : [])));
   const items = h.items.map((i): ViewItem => {
-    if (i.type === "compaction") return { kind: "compaction", id: i.id, summary: i.summary, summarisedItems: i.summarised_items, memoryNotes: i.memory_notes };
-    if (i.type === "tool_call") return { kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: false };
-    if (i.role === "user") return { kind: "user", id: i.id, text: i.content };
+    switch (i.type) {
+      case "compaction":
+        return { kind: "compaction", id: i.id, summary: i.summary, summarisedItems: i.summarised_items, memoryNotes: i.memory_notes };
+      case "tool_call":
+        return { kind: "tool", id: i.id, callId: i.call_id, name: i.name, arguments: i.arguments, output: i.output, isError: i.is_error, refused: denied.has(i.call_id) };
+      case "approval":
+        return { ...approvalItem(threadId, i.call_id, i.tool, i.arguments, i), decided: i.decision };
+      case "turn_error":
+        return endingNotice(i.response_id, i.code, i.message, words);
+    }
+    if (i.role === "user") return { kind: "user", id: i.id, text: i.content, ...(i.branch ? { branch: i.branch } : {}) };
     return { kind: "assistant", id: i.id, text: i.content, streaming: false, cutShort: i.status === "incomplete" };
   });
   const w = h.waiting;
-  if (w?.kind === "approval") items.push(approvalItem(threadId, w.call_id, w.tool ?? "a tool", w.arguments ?? ""));
+  if (w?.kind === "approval") items.push(approvalItem(threadId, w.call_id, w.tool ?? "a tool", w.arguments ?? "", w));
   else if (w?.kind === "oauth") items.push(connectItem(w.call_id, w.tool ?? "a tool", w.extension ?? "an extension", w.connect_url ?? ""));
   return items;
 }
 
-/** The stored part replaced; only the turns still running are kept. */
-export const withHistory = (t: ThreadView, threadId: string, h: History): ThreadView => ({
-  history: historyItems(threadId, h),
-  live: t.live.filter((turn) => turn.running),
-});
+/**
+ * The stored part replaced. The turns still running are kept, and those that ended after
+ * `asOf` (the history may have been read before they were stored) with what the history
+ * does not hold already.
+ */
+export function withHistory(t: ThreadView, threadId: string, h: History, words?: Wording, asOf = Number.POSITIVE_INFINITY): ThreadView {
+  const history = historyItems(threadId, h, words);
+  const stored = new Set(history.flatMap((i) => ("callId" in i ? [i.id, i.callId] : [i.id])));
+  const unseen = (i: ViewItem) => !stored.has(i.id) && !("callId" in i && stored.has(i.callId));
+  const live = t.live
+    .filter((turn) => turn.running || (turn.endedAt ?? 0) > asOf)
+    .map((turn) => (turn.running ? turn : { ...turn, items: turn.items.filter(unseen) }))
+    .filter((turn) => turn.running || turn.items.length);
+  return { history, live };
+}
 
 /** One event of the thread, put in the live turn of its response. */
 export function applyEvent(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
+  // decided here or in another client: the prompt wherever it is shows the decision
+  if (e.type === "approval.decided") return withApproval(t, e.call_id, { decided: e.decision, busy: false, error: null });
+  const view = eventView(t, e, words);
+  if (e.type !== "tool.completed" || !e.is_error) return view;
+  // a call the person denied did not fail: it was refused, and says so as the history will
+  const denied = itemsOf(view).some((i) => i.kind === "approval" && i.callId === e.call_id && i.decided === "deny");
+  return denied ? mapItems(view, (i) => (i.kind === "tool" && i.callId === e.call_id ? { ...i, refused: true } : i)) : view;
+}
+
+function eventView(t: ThreadView, e: ChatEvent, words: Wording): ThreadView {
   // a prompt shown already (from the history, or by another turn) is not asked again
   const prompt = e.type === "approval.required" ? "approval" : e.type === "auth.required" ? "connect" : undefined;
   if (prompt && "call_id" in e && itemsOf(t).some((i) => i.kind === prompt && "callId" in i && i.callId === e.call_id)) return t;
@@ -125,31 +164,26 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
     case "tool.started":
       return {
         ...turn,
-        items: upsert(items, "tool", isCall, (c) => c, () => ({ kind: "tool", id: e.call_id, callId: e.call_id, name: e.name, arguments: e.arguments, output: null, isError: false })),
+        items: upsert(items, "tool", isCall, (c) => c, () => ({ kind: "tool", id: e.call_id, callId: e.call_id, name: e.name, arguments: e.arguments, output: null, isError: false, refused: false })),
       };
     case "tool.completed": {
       const done = { output: e.output, isError: e.is_error };
-      const unseen = (): ItemOf<"tool"> => ({ kind: "tool", id: e.call_id, callId: e.call_id, name: "tool", arguments: "", ...done });
+      const unseen = (): ItemOf<"tool"> => ({ kind: "tool", id: e.call_id, callId: e.call_id, name: "tool", arguments: "", refused: false, ...done });
       return { ...turn, items: upsert(items, "tool", isCall, (c) => ({ ...c, ...done }), unseen) };
     }
     case "approval.required":
-      return { ...turn, items: [...items, approvalItem(e.thread_id, e.call_id, e.tool, e.arguments)] };
+      return { ...turn, items: [...items, approvalItem(e.thread_id, e.call_id, e.tool, e.arguments, e)] };
     case "auth.required":
       return { ...turn, items: [...items, connectItem(e.call_id, e.tool, e.extension, e.connect_url)] };
     case "thread.compacted":
-      return turn; // the history, read again once the turn is stored, places the mark
+    case "approval.decided":
+      return turn; // the history, read again once the turn is stored, places the mark; a decision changes its prompt
     case "identity.changed":
       return { ...turn, items: [...items, { kind: "notice", id: `identity-${e.response_id}-${e.path}`, tone: "info", text: `${e.path} was changed.` }] };
     case "turn.completed": {
       const settled = items.map((i) => ((i.kind === "assistant" || i.kind === "reasoning") && i.streaming ? { ...i, streaming: false } : i));
       if (e.status !== "failed") return { ...turn, running: false, items: settled };
-      const cancelled = e.error?.code === "cancelled";
-      const ending = (): ItemOf<"notice"> => ({
-        kind: "notice",
-        id: `end-${e.response_id}`,
-        tone: cancelled ? "info" : "error",
-        text: cancelled ? words.cancelled : (e.error?.message ?? "The reply failed."),
-      });
+      const ending = () => endingNotice(e.response_id, e.error?.code ?? null, e.error?.message ?? "The reply failed.", words);
       return { ...turn, running: false, items: upsert(settled, "notice", (n) => n.id === `end-${e.response_id}`, (n) => n, ending) };
     }
   }
@@ -159,6 +193,12 @@ function turnEvent(turn: LiveTurn, e: ChatEvent, words: Wording): LiveTurn {
 function liveLabel(e: Extract<ChatEvent, { type: "turn.started" }>): ItemOf<"notice"> | undefined {
   const by = e.routine_id ? "a routine" : e.channel === "webhook" ? "a webhook job" : e.channel === "responses" ? "the Responses API" : undefined;
   return by ? { kind: "notice", id: `origin-${e.response_id}`, tone: "info", text: `Started by ${by}.` } : undefined;
+}
+
+/** How a failed or stopped turn ends, live and in the history alike. */
+function endingNotice(responseId: string, code: string | null, message: string, words: Wording): ItemOf<"notice"> {
+  const cancelled = code === "cancelled";
+  return { kind: "notice", id: `end-${responseId}`, tone: cancelled ? "info" : "error", text: cancelled ? words.cancelled : message };
 }
 
 /** The item of `kind` that matches changed, or a new one added last (if `create` is given). */
@@ -180,6 +220,10 @@ export function withApproval(t: ThreadView, callId: string, patch: Partial<Pick<
   return { history: change(t.history), live: t.live.map((turn) => ({ ...turn, items: change(turn.items) })) };
 }
 
+function mapItems(t: ThreadView, change: (item: ViewItem) => ViewItem): ThreadView {
+  return { history: t.history.map(change), live: t.live.map((turn) => ({ ...turn, items: turn.items.map(change) })) };
+}
+
 export function withoutItems(t: ThreadView, drop: (item: ViewItem) => boolean): ThreadView {
   return {
     history: t.history.filter((i) => !drop(i)),
@@ -198,8 +242,9 @@ export function cleared(t: ThreadView): ThreadView {
 export const pendingApproval = (items: ViewItem[]): ItemOf<"approval"> | undefined =>
   items.findLast((i): i is ItemOf<"approval"> => i.kind === "approval" && !i.decided);
 
-function approvalItem(threadId: string, callId: string, tool: string, args: string): ItemOf<"approval"> {
-  return { kind: "approval", id: `approval-${callId}`, threadId, callId, tool, arguments: args, decided: null, busy: false, error: null };
+function approvalItem(threadId: string, callId: string, tool: string, args: string, facts: PromptFacts): ItemOf<"approval"> {
+  const shown = { ...(facts.destination ? { destination: facts.destination } : {}), ...(facts.diff ? { diff: facts.diff } : {}) };
+  return { kind: "approval", id: `approval-${callId}`, threadId, callId, tool, arguments: args, decided: null, busy: false, error: null, ...shown };
 }
 
 function connectItem(callId: string, tool: string, extension: string, url: string): ItemOf<"connect"> {

@@ -1,6 +1,6 @@
 // The chat API as its two clients use it: the web UI (in the browser) and the TUI. Nothing
 // here may need Node, Bun or TypeBox at run time: the browser bundle includes this module.
-import type { Accepted, Compacted, Decision, History, ThreadSummary } from "../chat-wire";
+import type { Accepted, Compacted, Decision, History, PendingApproval, ThreadSummary } from "../chat-wire";
 import { followEvents, type FollowOptions } from "./sse";
 import type { StatusReply } from "../../api/status-reply";
 
@@ -78,7 +78,18 @@ export class ChatClient {
   }
 
   status = () => this.request<ServiceStatus>("GET", "/api/status");
-  threads = async () => (await this.request<{ threads: ThreadSummary[] }>("GET", "/api/chat/threads")).threads;
+  /** This user's threads, most recent first; with `query`, those whose title or messages hold it. */
+  threads = async (query?: string) => (await this.request<{ threads: ThreadSummary[] }>("GET", `/api/chat/threads${query ? `?q=${q(query)}` : ""}`)).threads;
+  rename = (threadId: string, title: string) => this.request<ThreadSummary>("PATCH", `/api/chat/threads/${q(threadId)}`, { title });
+  /** The tool calls waiting for this user's decision, in any thread. */
+  approvals = async () => (await this.request<{ approvals: PendingApproval[] }>("GET", "/api/chat/approvals")).approvals;
+  /** Answers the thread's last message again (regenerate, retry); the answer it replaces stays an alternative. */
+  regenerate = (threadId: string) => this.request<Accepted>("POST", `/api/chat/threads/${q(threadId)}/regenerate`);
+  /** Replaces the thread's last message and answers it; the earlier one stays an alternative. */
+  edit = (threadId: string, content: string) => this.request<Accepted>("POST", `/api/chat/threads/${q(threadId)}/edit`, { content });
+  /** Shows alternative `branch` where message `itemId` forks the thread. */
+  switchBranch = (threadId: string, itemId: string, branch: number) =>
+    this.request<History>("POST", `/api/chat/threads/${q(threadId)}/branches`, { item_id: itemId, branch });
   history = (threadId: string) => this.request<History>("GET", `/api/chat/history?thread_id=${q(threadId)}`);
   send = (content: string, threadId?: string | null) =>
     this.request<Accepted>("POST", "/api/chat/send", threadId ? { content, thread_id: threadId } : { content });

@@ -1,108 +1,148 @@
 import type { ChatModel } from "../client/chat-model";
-import type { ViewItem } from "../client/conversation";
+import { pendingApproval, type ViewItem } from "../client/conversation";
 import { ApiError } from "../client/http";
+import { announcer } from "./announcer";
 import { api } from "./api";
-import { itemView, type ItemView } from "./chat-items";
-import { ago, fill, h } from "./dom";
-import type { ChatEvent, Decision, ThreadSummary } from "./wire";
+import { itemView, type ItemActions, type ItemPlace, type ItemView } from "./chat-items";
+import { Composer } from "./composer";
+import { fill, h } from "./dom";
+import { ThreadList } from "./thread-list";
+import type { ChatEvent, Decision } from "./wire";
 
 /** The chat screen: conversations on the side, the open one in the middle, the composer below. */
 export class ChatView {
   readonly el: HTMLElement;
+  readonly list: ThreadList;
+  readonly composer: Composer;
   #model: ChatModel;
   #current: string | null = null;
-  #threads: ThreadSummary[] = [];
-  #threadsError: string | null = null;
   #views = new Map<string, { view: ItemView; sig: string }>();
   #frame = 0;
   #loading = false;
   #loadError: string | null = null;
+  /** The approval prompts last given the focus and said, so that each is once. */
+  #focusedPrompt: string | null = null;
+  #announcedPrompt: string | null = null;
+  /** Whether this screen is the one shown (it names the page then). */
+  shown = false;
+  #modelName: string | null = null;
 
-  #list = h("ul", { class: "thread-list", "aria-label": "Conversations" });
-  #title = h("h1", { class: "conv-title" });
-  #messages = h("div", { class: "messages", role: "log", "aria-live": "polite", "aria-label": "Messages" });
+  #title = h("h1", { class: "conv-title", dir: "auto", tabindex: -1 });
+  #modelLabel = h("span", { class: "model-label muted small" });
+  #messages = h("div", { class: "messages", role: "region", "aria-label": "Messages" });
   #empty = h(
     "div",
     { class: "empty" },
     h("h2", { text: "What can I help with?" }),
     h("p", { text: "Ask anything. Tool calls and approvals show up here as they happen." }),
   );
-  #input = h("textarea", { rows: 1, placeholder: "Message the agent…", "aria-label": "Message", enterKeyHint: "send" });
-  #send = h("button", { type: "submit", class: "primary send", text: "Send" });
-  #stop = h("button", { type: "button", class: "danger stop", text: "Stop", hidden: true });
-  #status = h("p", { class: "composer-status", role: "status" });
-  #delete = h("button", { type: "button", class: "ghost delete-chat", text: "Delete" });
-  #confirmDelete = h("span", { class: "confirm-delete", hidden: true });
+  #rename = h("button", { type: "button", class: "ghost head-action", text: "Rename" });
+  #renameForm = h("form", { class: "rename", hidden: true });
+  #renameInput = h("input", { type: "text", "aria-label": "Conversation title", maxLength: 200, dir: "auto" });
+  #delete = h("button", { type: "button", class: "ghost head-action delete-chat", text: "Delete" });
+  #confirmDelete = h("div", { class: "confirm-delete", role: "alertdialog", "aria-labelledby": "confirm-delete-text", hidden: true });
+  #keep = h("button", { type: "button", class: "ghost", text: "Keep" });
+  #toggle = h("button", {
+    type: "button",
+    class: "ghost icon drawer-toggle",
+    "aria-label": "Show conversations",
+    "aria-controls": "conversations",
+    "aria-expanded": "false",
+    text: "☰",
+  });
 
   constructor(model: ChatModel) {
     this.#model = model;
     model.onChange((threadId) => {
       if (threadId === this.#current) this.#schedule();
     });
-    const composer = h(
-      "form",
-      { class: "composer", onsubmit: (e: Event) => (e.preventDefault(), this.#submit()) },
-      h("div", { class: "composer-box" }, this.#input, this.#send, this.#stop),
-      this.#status,
-    );
-    this.#input.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-        e.preventDefault();
-        this.#submit();
-      }
+    this.list = new ThreadList({
+      open: (id) => void this.open(id, true),
+      current: () => this.#current,
+      openApproval: (id) => void this.open(id, true, "approval"),
     });
-    this.#input.addEventListener("input", () => this.#grow());
-    this.#stop.addEventListener("click", () => this.#stopTurn());
+    this.composer = new Composer({
+      submit: (text, editing) => void (editing ? this.#again(text) : this.#send(text)),
+      stop: () => this.stop(),
+      lastMessage: () => (this.#idle() ? this.#lastUser()?.text : undefined),
+      blocked: () => (this.#pending() ? "A tool call waits for your decision above: approve or deny it, then send." : null),
+      showBlocker: () => this.#focusPrompt(true),
+    });
 
-    const side = h(
-      "aside",
-      { class: "sidebar threads", "aria-label": "Conversations" },
-      h("div", { class: "sidebar-head" }, h("button", { type: "button", class: "primary new-chat", text: "New chat", onclick: () => this.open(null, true) })),
-      this.#list,
+    this.#toggle.addEventListener("click", () => this.#drawer(!this.el.classList.contains("drawer-open")));
+    const backdrop = h("div", { class: "backdrop", onclick: () => this.#drawer(false) });
+    this.#rename.addEventListener("click", () => this.#askRename(true));
+    this.#renameForm.append(
+      this.#renameInput,
+      h("button", { type: "submit", class: "primary", text: "Save" }),
+      h("button", { type: "button", class: "ghost", text: "Cancel", onclick: () => this.#askRename(false) }),
     );
-    const toggle = h("button", {
-      type: "button",
-      class: "ghost icon drawer-toggle",
-      "aria-label": "Show conversations",
-      text: "☰",
-      onclick: () => this.el.classList.toggle("drawer-open"),
+    this.#renameForm.addEventListener("submit", (e) => (e.preventDefault(), void this.#saveRename()));
+    this.#renameInput.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") (e.stopPropagation(), this.#askRename(false));
     });
-    const backdrop = h("div", { class: "backdrop", onclick: () => this.el.classList.remove("drawer-open") });
     this.#delete.addEventListener("click", () => this.#askDelete(true));
+    this.#keep.addEventListener("click", () => this.#askDelete(false));
     fill(
       this.#confirmDelete,
-      h("span", { class: "small", text: "Delete this conversation for good?" }),
+      h("span", { class: "small", id: "confirm-delete-text", text: "Delete this conversation for good?" }),
       h("button", { type: "button", class: "danger", text: "Delete conversation", onclick: () => void this.#deleteThread() }),
-      h("button", { type: "button", class: "ghost", text: "Keep", onclick: () => this.#askDelete(false) }),
+      this.#keep,
     );
-    const head = h("div", { class: "conv-head" }, toggle, this.#title, this.#delete, this.#confirmDelete);
-    const main = h("section", { class: "conversation" }, head, this.#messages, composer);
-    this.el = h("div", { class: "screen chat" }, side, backdrop, main);
+    const head = h(
+      "div",
+      { class: "conv-head" },
+      this.#toggle,
+      h("div", { class: "conv-heading" }, this.#title, this.#modelLabel),
+      this.#renameForm,
+      this.#rename,
+      this.#delete,
+      this.#confirmDelete,
+    );
+    const main = h("section", { class: "conversation", "aria-labelledby": "conv-title" }, head, this.#messages, this.composer.el);
+    this.#title.id = "conv-title";
+    this.el = h("div", { class: "screen chat" }, this.list.el, backdrop, main);
+    this.el.addEventListener("keydown", (e) => this.#key(e));
   }
 
   get current(): string | null {
     return this.#current;
   }
 
-  /** Shows a thread (null: a new conversation) and loads what the server has stored. */
-  async open(threadId: string | null, push = false): Promise<void> {
-    this.el.classList.remove("drawer-open");
-    this.#confirmDelete.hidden = true;
+  /** The model that answers (from /api/status), named in the conversation's header. */
+  set modelName(name: string) {
+    this.#modelName = name;
+    this.#schedule();
+  }
+
+  /**
+   * Shows a thread (null: a new conversation) and loads what the server has stored. The focus
+   * goes to the message box, or to the approval prompt the thread waits on (`focus`).
+   */
+  async open(threadId: string | null, push = false, focus: "input" | "approval" | "none" = "input"): Promise<void> {
+    this.#drawer(false, false);
+    this.#askDelete(false, false);
+    this.#askRename(false, false);
+    if (this.composer.editing) this.composer.cancelEdit();
     if (push) history.pushState(null, "", threadId ? `/?thread=${encodeURIComponent(threadId)}` : "/");
     const changed = threadId !== this.#current;
     this.#current = threadId;
     if (changed) {
       this.#views.clear();
       this.#messages.replaceChildren();
+      this.#focusedPrompt = null;
     }
     this.#loadError = null;
-    this.#renderThreads();
+    this.list.render();
     this.#render();
+    if (focus !== "none") this.composer.focus();
     if (threadId === null) {
-      this.#input.focus();
+      if (changed) announcer.say("New conversation.");
       return;
     }
     await this.reload(threadId);
+    if (changed) announcer.say(`Opened conversation: ${this.list.title(threadId) ?? "untitled"}.`);
+    if (focus === "approval") this.#focusPrompt(true);
   }
 
   /** Reloads a thread's stored history (after a reconnect, or when it is opened). */
@@ -110,9 +150,9 @@ export class ChatView {
     this.#loading = true;
     this.#render();
     try {
-      this.#model.loadHistory(threadId, await api.history(threadId));
+      await this.#model.load(threadId, () => api.history(threadId));
     } catch (e) {
-      // a thread's first turn is stored when it ends: until then the server does not know it
+      // a new thread is stored before its first answer; a 404 now means it was deleted
       const pending = e instanceof ApiError && e.status === 404 && this.#model.running(threadId);
       if (!pending && threadId === this.#current) this.#loadError = (e as Error).message;
     } finally {
@@ -122,30 +162,39 @@ export class ChatView {
   }
 
   async refreshThreads(): Promise<void> {
-    try {
-      this.#threads = await api.threads();
-      this.#threadsError = null;
-    } catch (e) {
-      this.#threadsError = (e as Error).message;
-    }
-    this.#renderThreads();
+    await this.list.refresh();
     this.#schedule();
   }
 
   /** Every event of this user, from the shared stream. */
   handle(e: ChatEvent): void {
     this.#model.apply(e);
-    if (e.type === "thread.compacted" && e.thread_id === this.#current) void this.reload(e.thread_id);
-    if (e.type === "turn.completed" || (e.type === "turn.started" && !this.#threads.some((t) => t.id === e.thread_id))) {
+    const here = e.thread_id === this.#current;
+    if (e.type === "thread.compacted" && here) void this.reload(e.thread_id);
+    if (here && e.type === "message.started") announcer.say("Answering…");
+    if (here && e.type === "turn.completed") this.#announceEnd(e);
+    if (e.type === "approval.required" || e.type === "approval.decided") void this.refreshThreads();
+    if (e.type === "turn.completed" || (e.type === "turn.started" && !this.list.threads.some((t) => t.id === e.thread_id))) {
       void this.refreshThreads();
     }
   }
 
-  async #submit(): Promise<void> {
-    const text = this.#input.value.trim();
-    if (!text || this.#model.running(this.#current)) return;
-    this.#input.value = "";
-    this.#grow();
+  /** Stops the running answer of the open conversation (Stop, Esc). */
+  stop(): void {
+    if (!this.#model.running(this.#current)) return;
+    this.composer.stopping();
+    const responseId = this.#model.requestStop(this.#current);
+    if (responseId) void this.#cancel(this.#current, responseId);
+  }
+
+  /** Ctrl+K: the search box (in the drawer on a phone). */
+  focusSearch(): void {
+    this.#drawer(true, false);
+    this.list.search.focus();
+    this.list.search.select();
+  }
+
+  async #send(text: string): Promise<void> {
     if (text.toLowerCase() === "/compact") return this.#compact();
     const from = this.#current;
     const key = this.#model.beginSend(from, text);
@@ -155,13 +204,42 @@ export class ChatView {
       if (this.#current === from && from === null) {
         this.#current = accepted.thread_id;
         history.replaceState(null, "", `/?thread=${encodeURIComponent(accepted.thread_id)}`);
+        // the thread is stored before the 202: listed now, not once the answer ends
+        const now = new Date().toISOString();
+        this.list.added({ id: accepted.thread_id, title: text.slice(0, 80), channel: "chat", created_at: now, updated_at: now, waiting: null });
         this.#render();
         void this.refreshThreads();
       }
       if (turn.stopRequested && turn.running) void this.#cancel(accepted.thread_id, accepted.response_id);
     } catch (e) {
       this.#model.sendFailed(from, key, (e as Error).message);
-      if (!this.#input.value) this.#input.value = text;
+      if (!this.composer.input.value) this.composer.input.value = text;
+    }
+  }
+
+  /** Regenerate (no text), or the last message edited: the answer it replaces stays one arrow away. */
+  async #again(edited?: string): Promise<void> {
+    const id = this.#current;
+    if (id === null) return;
+    try {
+      const accepted = edited === undefined ? await api.regenerate(id) : await api.edit(id, edited);
+      this.#model.track(id, accepted.response_id);
+      await this.reload(id);
+    } catch (e) {
+      this.#model.notice(id, "error", `Could not ${edited === undefined ? "answer again" : "send the edit"}: ${(e as Error).message}`);
+      if (edited !== undefined && !this.composer.input.value) this.composer.edit(edited);
+    }
+    this.composer.focus();
+  }
+
+  async #switchBranch(itemId: string, branch: number): Promise<void> {
+    const id = this.#current;
+    if (id === null) return;
+    try {
+      await this.#model.load(id, () => api.switchBranch(id, itemId, branch));
+      announcer.say(`Showing alternative ${branch}.`);
+    } catch (e) {
+      this.#model.notice(id, "error", `Could not switch: ${(e as Error).message}`);
     }
   }
 
@@ -169,7 +247,7 @@ export class ChatView {
   async #compact(): Promise<void> {
     const threadId = this.#current;
     if (threadId === null) return this.#model.notice(null, "info", "Nothing to compact yet: this conversation has no turns.");
-    this.#status.textContent = "Compacting…";
+    this.composer.status("Compacting…");
     try {
       const r = await api.compact(threadId);
       await this.reload(threadId);
@@ -181,16 +259,8 @@ export class ChatView {
     } catch (e) {
       this.#model.notice(threadId, "error", `Could not compact: ${(e as Error).message}`);
     } finally {
-      this.#status.textContent = "";
+      this.composer.status("");
     }
-  }
-
-  #stopTurn(): void {
-    if (!this.#model.running(this.#current)) return;
-    this.#stop.disabled = true;
-    this.#status.textContent = "Stopping…";
-    const responseId = this.#model.requestStop(this.#current);
-    if (responseId) void this.#cancel(this.#current, responseId);
   }
 
   async #cancel(threadId: string | null, responseId: string): Promise<void> {
@@ -205,6 +275,8 @@ export class ChatView {
   async #decide(threadId: string, callId: string, decision: Decision): Promise<void> {
     // the reply comes when the continued turn ends; its events stream in meanwhile
     this.#model.updateApproval(threadId, callId, { decided: decision, busy: true, error: null });
+    // the buttons go: the focus goes back to the message box, not to the page
+    this.composer.focus();
     try {
       await api.decide(threadId, decision);
       this.#model.updateApproval(threadId, callId, { busy: false });
@@ -214,15 +286,81 @@ export class ChatView {
     void this.refreshThreads();
   }
 
-  #askDelete(asking: boolean): void {
+  /** The approval prompt the thread waits on is said once, when it is first shown (live, or on opening the thread). */
+  #announcePrompt(): void {
+    const pending = this.#pending();
+    if (!pending || this.#announcedPrompt === pending.callId) return;
+    this.#announcedPrompt = pending.callId;
+    announcer.say(`Approval needed: the agent wants to run ${pending.tool}.`, true);
+  }
+
+  /** The focus on the approval prompt the thread waits on (once per prompt, unless `again`). */
+  #focusPrompt(again = false): void {
+    const pending = this.#pending();
+    if (!pending || (!again && this.#focusedPrompt === pending.callId)) return;
+    const card = this.#messages.querySelector<HTMLElement>(`[data-call-id="${CSS.escape(pending.callId)}"] .approval-title`);
+    if (!card) return;
+    this.#focusedPrompt = pending.callId;
+    card.focus();
+    card.scrollIntoView({ block: "center" });
+  }
+
+  #announceEnd(e: Extract<ChatEvent, { type: "turn.completed" }>): void {
+    if (e.waiting === "approval") return; // said by approval.required
+    if (e.status === "failed") return announcer.say(e.error?.code === "cancelled" ? "Answer stopped." : `The answer failed: ${e.error?.message ?? ""}`);
+    const answer = this.#model.items(this.#current).findLast((i) => i.kind === "assistant");
+    const text = answer?.kind === "assistant" ? answer.text.replace(/\s+/g, " ").slice(0, 400) : "";
+    announcer.say(text ? `Answer complete: ${text}` : "Answer complete.");
+  }
+
+  #drawer(open: boolean, focus = true): void {
+    const wasOpen = this.el.classList.contains("drawer-open");
+    this.el.classList.toggle("drawer-open", open);
+    this.#toggle.setAttribute("aria-expanded", String(open));
+    this.#toggle.setAttribute("aria-label", open ? "Hide conversations" : "Show conversations");
+    if (!focus || wasOpen === open) return;
+    if (open) this.list.newChat.focus();
+    else this.#toggle.focus();
+  }
+
+  #askDelete(asking: boolean, focus = true): void {
     this.#confirmDelete.hidden = !asking;
-    this.#delete.hidden = asking || this.#current === null;
+    this.#render();
+    if (!focus) return;
+    if (asking) this.#keep.focus();
+    else this.#delete.focus();
+  }
+
+  #askRename(asking: boolean, focus = true): void {
+    this.#renameForm.hidden = !asking;
+    this.#render();
+    if (asking) {
+      this.#renameInput.value = this.list.title(this.#current) ?? "";
+      this.#renameInput.focus();
+      this.#renameInput.select();
+    } else if (focus) this.#rename.focus();
+  }
+
+  async #saveRename(): Promise<void> {
+    const id = this.#current;
+    const title = this.#renameInput.value.trim();
+    if (!id || !title) return;
+    try {
+      await api.rename(id, title);
+      this.#askRename(false);
+      await this.refreshThreads();
+      this.#render();
+      announcer.say(`Renamed to ${title}.`);
+    } catch (e) {
+      this.#model.notice(id, "error", `Could not rename: ${(e as Error).message}`);
+    }
   }
 
   /** Deletes the open conversation on the server (its turns, responses and gates), then starts a new one. */
   async #deleteThread(): Promise<void> {
     const id = this.#current;
     if (!id) return;
+    const title = this.list.title(id);
     try {
       await api.deleteThread(id);
     } catch (e) {
@@ -230,29 +368,55 @@ export class ChatView {
       this.#askDelete(false);
       return;
     }
-    this.#threads = this.#threads.filter((t) => t.id !== id);
-    await this.open(null, true);
+    this.list.removed(id);
+    await this.open(null, true, "none");
+    this.composer.focus();
+    announcer.say(`Deleted ${title ? `“${title}”` : "the conversation"}.`);
     void this.refreshThreads();
   }
 
-  #grow(): void {
-    this.#input.style.height = "auto";
-    this.#input.style.height = `${Math.min(this.#input.scrollHeight, 240)}px`;
+  /** Esc closes what is open (the drawer, a confirmation), else stops a running answer. */
+  #key(e: KeyboardEvent): void {
+    if (e.key !== "Escape" || e.defaultPrevented) return;
+    if (this.el.classList.contains("drawer-open")) return (e.preventDefault(), this.#drawer(false));
+    if (!this.#confirmDelete.hidden) return (e.preventDefault(), this.#askDelete(false));
+    if (!this.#renameForm.hidden) return (e.preventDefault(), this.#askRename(false));
+    if (this.#model.running(this.#current)) return (e.preventDefault(), this.stop());
+  }
+
+  #pending() {
+    return this.#current ? pendingApproval(this.#model.items(this.#current)) : undefined;
+  }
+
+  #idle(): boolean {
+    return this.#current !== null && !this.#model.running(this.#current) && !this.#pending();
+  }
+
+  #lastUser() {
+    return this.#model.items(this.#current).findLast((i) => i.kind === "user");
   }
 
   #schedule(): void {
     if (!this.#frame) this.#frame = requestAnimationFrame(() => ((this.#frame = 0), this.#render()));
   }
 
+  readonly #actions: ItemActions = {
+    decide: (t, c, d) => void this.#decide(t, c, d),
+    regenerate: () => void this.#again(),
+    edit: (text) => this.composer.edit(text),
+    switchBranch: (itemId, branch) => void this.#switchBranch(itemId, branch),
+  };
+
   #render(): void {
     const id = this.#current;
     const items = this.#model.items(id);
-    // a thread is listed once its first turn is stored; until then its first message names it
-    const firstUser = items.find((i) => i.kind === "user");
-    const title = this.#threads.find((t) => t.id === id)?.title || (firstUser?.kind === "user" ? firstUser.text.slice(0, 80) : "");
+    const title = this.list.title(id) || (items.find((i) => i.kind === "user") as { text?: string } | undefined)?.text?.slice(0, 80) || "";
     this.#title.textContent = id === null ? "New chat" : title || "Conversation";
-    this.#delete.hidden = id === null || !this.#confirmDelete.hidden;
-    document.title = `${id === null ? "Chat" : title || "Conversation"} · service`;
+    this.#modelLabel.textContent = this.#modelName ? `Answers by ${this.#modelName}` : "";
+    const asking = !this.#confirmDelete.hidden || !this.#renameForm.hidden;
+    this.#delete.hidden = id === null || asking;
+    this.#rename.hidden = id === null || asking;
+    if (this.shown) document.title = `${id === null ? "New chat" : title || "Conversation"} · service`;
 
     const box = this.#messages;
     const nearBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 80;
@@ -261,79 +425,55 @@ export class ChatView {
     else if (this.#loading && !items.length) extra.push(h("div", { class: "loading", text: "Loading…" }));
     else if (!items.length) extra.push(this.#empty);
 
+    const places = placesOf(items, this.#idle());
     const seen = new Set<string>();
     const nodes: HTMLElement[] = [];
-    for (const item of items) {
+    items.forEach((item, i) => {
       seen.add(item.id);
-      const sig = signature(item);
+      const place = places[i]!;
+      const sig = `${signature(item)}|${place.idle}|${place.lastUser}|${place.lastAnswer}|${place.lastEnding}`;
       let entry = this.#views.get(item.id);
       if (!entry) {
-        entry = { view: itemView(item, (t, c, d) => void this.#decide(t, c, d)), sig: "" };
+        entry = { view: itemView(item, this.#actions), sig: "" };
         this.#views.set(item.id, entry);
       }
       if (entry.sig !== sig) {
-        entry.view.update(item);
+        entry.view.update(item, place);
         entry.sig = sig;
       }
       nodes.push(entry.view.el);
-    }
+    });
     for (const key of this.#views.keys()) if (!seen.has(key)) this.#views.delete(key);
     const wanted = [...nodes, ...extra];
-    // move only what is out of place, so open <details> and selections survive
+    // move only what is out of place, so open <details>, selections and the focus survive
     wanted.forEach((node, i) => {
       if (box.children[i] !== node) box.insertBefore(node, box.children[i] ?? null);
     });
     while (box.children.length > wanted.length) box.lastElementChild!.remove();
     if (nearBottom) box.scrollTop = box.scrollHeight;
 
-    const running = this.#model.running(id);
-    this.#send.hidden = !!running;
-    this.#stop.hidden = !running;
-    if (!running) {
-      this.#stop.disabled = false;
-      this.#status.textContent = "";
-    } else if (!this.#stop.disabled) {
-      this.#status.textContent = "Working…";
-    }
-  }
-
-  #renderThreads(): void {
-    const rows = this.#threads.map((t) =>
-      h(
-        "li",
-        null,
-        h(
-          "a",
-          {
-            href: `/?thread=${encodeURIComponent(t.id)}`,
-            class: t.id === this.#current ? "thread active" : "thread",
-            "aria-current": t.id === this.#current ? "page" : null,
-            onclick: (e: MouseEvent) => {
-              if (e.metaKey || e.ctrlKey || e.shiftKey) return;
-              e.preventDefault();
-              void this.open(t.id, true);
-            },
-          },
-          h("span", { class: "thread-title", text: t.title || "Untitled conversation" }),
-          h(
-            "span",
-            { class: "thread-meta" },
-            t.waiting === "approval" ? h("span", { class: "badge", text: "needs approval" }) : null,
-            t.waiting === "oauth" ? h("span", { class: "badge", text: "needs connection" }) : null,
-            t.channel && CHANNELS[t.channel] ? h("span", { class: "badge channel", text: CHANNELS[t.channel]!, title: `Started through the ${CHANNELS[t.channel]}` }) : null,
-            h("span", { text: ago(t.updated_at) }),
-          ),
-        ),
-      ),
-    );
-    if (this.#threadsError) rows.unshift(h("li", { class: "notice error", text: this.#threadsError }));
-    else if (!rows.length) rows.push(h("li", { class: "muted small", text: "No conversations yet." }));
-    fill(this.#list, ...rows);
+    const running = !!this.#model.running(id);
+    this.composer.setRunning(running);
+    this.composer.refresh();
+    // a prompt that has just come in, in the conversation the person is looking at, is said and takes the focus
+    if (this.shown) this.#announcePrompt();
+    if (!running && this.shown && document.activeElement === this.composer.input) this.#focusPrompt();
   }
 }
 
-/** Conversations that did not start in a chat UI say where they came from. */
-const CHANNELS: Record<string, string> = { webhook: "webhook", responses: "API" };
+/** Which actions each item offers: Edit on the last user message, Regenerate on the last answer, Retry after a failure. */
+function placesOf(items: ViewItem[], idle: boolean): ItemPlace[] {
+  const lastUser = items.findLastIndex((i) => i.kind === "user");
+  const lastAnswer = items.findLastIndex((i) => i.kind === "assistant");
+  const last = items.length - 1;
+  const endingAt = items[last]?.kind === "notice" && items[last]!.id.startsWith("end-") && lastUser >= 0 ? last : -1;
+  return items.map((_, i) => ({
+    idle,
+    lastUser: i === lastUser,
+    lastAnswer: i === lastAnswer && lastAnswer > lastUser && endingAt < 0,
+    lastEnding: i === endingAt,
+  }));
+}
 
 function signature(item: ViewItem): string {
   switch (item.kind) {
@@ -342,11 +482,15 @@ function signature(item: ViewItem): string {
     case "reasoning":
       return `${item.streaming}|${item.text.length}`;
     case "tool":
-      return `${item.output === null}|${item.isError}|${item.output?.length ?? 0}`;
+      return `${item.output === null}|${item.isError}|${item.refused}|${item.output?.length ?? 0}`;
     case "approval":
       return `${item.decided}|${item.busy}|${item.error}`;
+    case "user":
+      return `${item.branch?.current}/${item.branch?.count}`;
     case "connect":
       return item.url;
+    case "notice":
+      return item.text;
     default:
       return "static";
   }

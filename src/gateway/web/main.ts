@@ -1,6 +1,7 @@
 import { ChatModel } from "../client/chat-model";
 import { ApiError } from "../client/http";
 import type { StreamState } from "../client/sse";
+import { announcer } from "./announcer";
 import { api, checkToken, onUnauthorized } from "./api";
 import { ChatView } from "./chat-view";
 import { fill, h } from "./dom";
@@ -29,7 +30,7 @@ class Shell {
     "/usage": lazyPage(async () => new (await import("./usage-view")).UsageView()),
   };
   #screen = h("main", { class: "screen-host" });
-  #conn = h("span", { class: "conn", role: "status", "aria-live": "polite" });
+  #conn = h("span", { class: "conn", role: "status" });
   #nav = {
     chat: h("a", { href: "/", text: "Chat" }),
     memory: h("a", { href: "/memory", text: "Memory" }),
@@ -69,6 +70,12 @@ class Shell {
         h("button", { type: "button", class: "ghost signout", text: "Sign out", onclick: () => this.#signOut() }),
       ),
       this.#screen,
+      announcer.el,
+    );
+    addEventListener("keydown", this.#onKey);
+    void api.status().then(
+      (st) => (this.chat.modelName = st.llm.model ?? (st.llm.configured ? "the default model" : "no model configured")),
+      () => {},
     );
     // links between the pages (the Activity page's "Watch it") stay in this page, as the tabs do
     this.#screen.addEventListener("click", (e) => {
@@ -100,6 +107,7 @@ class Shell {
       if (new URL(link.href).pathname === (page || onMemory || onRoutines ? location.pathname : "/")) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
+    this.chat.shown = !page && !onRoutines && !onMemory;
     if (page) {
       fill(this.#screen, page.el);
       await page.refresh();
@@ -122,7 +130,25 @@ class Shell {
   close(): void {
     this.#events.abort();
     removeEventListener("popstate", this.#onPopState);
+    removeEventListener("keydown", this.#onKey);
   }
+
+  /** Ctrl+Shift+O starts a new chat, Ctrl+K searches the conversations (as in ChatGPT). */
+  #onKey = (e: KeyboardEvent) => {
+    const mod = e.ctrlKey || e.metaKey;
+    const shortcut = mod && e.shiftKey && e.key.toLowerCase() === "o" ? "new" : mod && !e.shiftKey && e.key.toLowerCase() === "k" ? "search" : null;
+    if (!shortcut) return;
+    e.preventDefault();
+    void (async () => {
+      if (location.pathname === "/memory") {
+        if (!this.memory.confirmLeave()) return;
+        history.pushState(null, "", "/");
+        await this.route();
+      }
+      if (shortcut === "new") await this.chat.open(null, true);
+      else this.chat.focusSearch();
+    })();
+  };
 
   #onPopState = () => void this.route();
 
@@ -135,8 +161,8 @@ class Shell {
     if (stream === "connected") this.#opened = true;
     const state = stream === "connected" ? "open" : this.#opened ? "offline" : "connecting";
     this.#conn.dataset.state = state;
-    this.#conn.textContent = state === "open" ? "" : state === "connecting" ? "Connecting…" : "Offline, reconnecting…";
-    this.#conn.title = state === "open" ? "Live" : this.#conn.textContent;
+    this.#conn.textContent = state === "open" ? "Connected" : state === "connecting" ? "Connecting…" : "Offline, reconnecting…";
+    this.#conn.title = state === "open" ? "Connected: answers and approvals arrive as they happen" : this.#conn.textContent;
   }
 
   #signOut(): void {

@@ -1,6 +1,8 @@
 import { ApiError } from "../client/http";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
+import { announcer } from "./announcer";
+import { decorateMarkdown } from "./rendered-markdown";
 import { renderMarkdown } from "./markdown";
 import type { MemoryDocument, MemoryHit } from "./wire";
 
@@ -29,18 +31,19 @@ export class MemoryView {
   #list = h("nav", { class: "doc-list", "aria-label": "Memory documents" });
   #title = h("h1", { class: "doc-title" });
   #meta = h("span", { class: "doc-meta muted small" });
-  #text = h("textarea", { class: "doc-text", spellcheck: true, "aria-label": "Document text" });
-  #rendered = h("div", { class: "md doc-preview", hidden: true });
+  #text = h("textarea", { class: "doc-text", spellcheck: true, "aria-label": "Document text", dir: "auto", lang: "" });
+  #rendered = h("div", { class: "md doc-preview", hidden: true, dir: "auto", lang: "" });
   #save = h("button", { type: "button", class: "primary", text: "Save", disabled: true });
   #toggle = h("button", { type: "button", class: "ghost", text: "Preview", "aria-pressed": "false" });
   #delete = h("button", { type: "button", class: "ghost delete", text: "Delete" });
-  #confirmText = h("span");
+  #confirmText = h("span", { id: "doc-confirm-text" });
+  #cancelDelete = h("button", { type: "button", class: "ghost", text: "Cancel", onclick: () => this.#askDelete(false, true) });
   #confirm = h(
     "div",
-    { class: "doc-confirm", role: "alertdialog", "aria-label": "Confirm deletion", hidden: true },
+    { class: "doc-confirm", role: "alertdialog", "aria-label": "Confirm deletion", "aria-describedby": "doc-confirm-text", hidden: true },
     this.#confirmText,
     h("button", { type: "button", class: "danger", text: "Delete for good", onclick: () => void this.delete() }),
-    h("button", { type: "button", class: "ghost", text: "Cancel", onclick: () => this.#askDelete(false) }),
+    this.#cancelDelete,
   );
   #notice = h("p", { class: "notice info", role: "status", hidden: true });
   #status = h("span", { class: "doc-status small", role: "status" });
@@ -48,7 +51,7 @@ export class MemoryView {
   #placeholder = h(
     "div",
     { class: "empty" },
-    h("h2", { text: "Memory" }),
+    h("h1", { text: "Memory" }),
     h("p", { text: "Pick a document to read or edit. AGENTS.md, SOUL.md, USER.md and IDENTITY.md go into every answer the agent gives." }),
     this.#notice,
   );
@@ -64,7 +67,10 @@ export class MemoryView {
     });
     this.#save.addEventListener("click", () => void this.save());
     this.#toggle.addEventListener("click", () => this.#setPreview(!this.#preview));
-    this.#delete.addEventListener("click", () => this.#askDelete(true));
+    this.#delete.addEventListener("click", () => this.#askDelete(true, true));
+    this.#confirm.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") (e.preventDefault(), this.#askDelete(false, true));
+    });
     addEventListener("beforeunload", (e) => {
       if (this.dirty) e.preventDefault();
     });
@@ -197,11 +203,15 @@ export class MemoryView {
     this.#notice.textContent = `${path} was deleted.`;
     this.#notice.hidden = false;
     await this.refresh();
+    // the document's buttons are gone: the focus goes to the list, not to the page
+    this.#search.focus();
   }
 
-  #askDelete(show: boolean): void {
+  /** Shows or hides the confirmation; `focus`: the focus goes to Cancel (or back to Delete). */
+  #askDelete(show: boolean, focus = false): void {
     this.#confirm.hidden = !show;
     if (show && this.#path) this.#confirmText.textContent = `Delete ${this.#path}? This cannot be undone.`;
+    if (focus) (show ? this.#cancelDelete : this.#delete).focus();
   }
 
   #setError(message: string): void {
@@ -216,7 +226,12 @@ export class MemoryView {
     this.#status.className = `doc-status small${dirty ? " dirty" : ""}`;
     this.#status.setAttribute("role", "status");
     this.#status.textContent = done ?? (dirty ? (this.#isNew ? "New document, not saved yet" : "Unsaved changes") : "All changes saved");
-    if (this.#preview) this.#rendered.innerHTML = renderMarkdown(this.#text.value);
+    if (this.#preview) this.#paintPreview();
+  }
+
+  #paintPreview(): void {
+    this.#rendered.innerHTML = renderMarkdown(this.#text.value);
+    decorateMarkdown(this.#rendered, (m) => announcer.say(m));
   }
 
   #setPreview(on: boolean): void {
@@ -225,7 +240,7 @@ export class MemoryView {
     this.#toggle.setAttribute("aria-pressed", String(on));
     this.#text.hidden = on;
     this.#rendered.hidden = !on;
-    if (on) this.#rendered.innerHTML = renderMarkdown(this.#text.value);
+    if (on) this.#paintPreview();
   }
 
   #newDocument(): void {
@@ -277,7 +292,7 @@ export class MemoryView {
           ? h("p", { class: "notice error", text: hit.snippet })
           : this.#link(hit.path, h("span", { class: "doc-path", text: hit.path }), h("span", { class: "snippet" }, ...snippetNodes(hit.snippet))),
       );
-      fill(this.#list, h("h2", { class: "section", text: "Search results" }), ...(rows.length ? rows : [h("p", { class: "muted small", text: "Nothing found." })]));
+      fill(this.#list, h("div", { class: "section", text: "Search results" }), ...(rows.length ? rows : [h("p", { class: "muted small", text: "Nothing found." })]));
       return;
     }
     const known = new Map(this.#docs.map((d) => [d.path, d]));
@@ -299,9 +314,9 @@ export class MemoryView {
     fill(
       this.#list,
       this.#listError ? h("p", { class: "notice error", role: "alert", text: this.#listError }) : null,
-      h("h2", { class: "section", text: "Identity" }),
+      h("div", { class: "section", text: "Identity" }),
       ...identity,
-      h("h2", { class: "section", text: "Documents" }),
+      h("div", { class: "section", text: "Documents" }),
       ...(others.length ? others : [h("p", { class: "muted small", text: "No other documents yet." })]),
     );
   }

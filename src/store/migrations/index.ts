@@ -16,6 +16,7 @@ import m12 from "./0012_sso.sql" with { type: "text" };
 import m13 from "./0013_automations.sql" with { type: "text" };
 import m14 from "./0014_usage.sql" with { type: "text" };
 import m15 from "./0015_durable_jobs.sql" with { type: "text" };
+import m16 from "./0016_branches.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -34,4 +35,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0013_automations", sql: m13 },
   { tag: "0014_usage", sql: m14 },
   { tag: "0015_durable_jobs", sql: m15 },
+  { tag: "0016_branches", sql: m16 },
 ];

@@ -10,6 +10,7 @@ import {
   withApproval,
   withHistory,
   type ThreadView,
+  type ViewItem,
 } from "../../../src/gateway/client/conversation";
 import type { ChatEvent, History } from "../../../src/gateway/chat-wire";
 
@@ -99,8 +100,8 @@ describe("applyEvent", () => {
       { type: "tool.completed", ...ids, call_id: "c2", output: "nope", is_error: true },
     ]);
     expect(itemsOf(t)).toEqual([
-      { kind: "tool", id: "c1", callId: "c1", name: "lookup", arguments: "{}", output: "found", isError: false },
-      { kind: "tool", id: "c2", callId: "c2", name: "tool", arguments: "", output: "nope", isError: true },
+      { kind: "tool", id: "c1", callId: "c1", name: "lookup", arguments: "{}", output: "found", isError: false, refused: false },
+      { kind: "tool", id: "c2", callId: "c2", name: "tool", arguments: "", output: "nope", isError: true, refused: false },
     ]);
   });
 
@@ -135,7 +136,7 @@ describe("history", () => {
         items: [
           { type: "compaction", id: "k1", summary: "Earlier.", summarised_items: 3, trigger: "manual", memory_notes: 2, created_at: 0 },
           { type: "message", id: "1", role: "user", content: "hi" },
-          { type: "tool_call", id: "2", call_id: "c", name: "file_read", arguments: "{}", output: null, external: false },
+          { type: "tool_call", id: "2", call_id: "c", name: "file_read", arguments: "{}", output: null, is_error: false, external: false },
           { type: "message", id: "3", role: "assistant", content: "part", status: "incomplete" },
         ],
         waiting: { kind: "approval", call_id: "c9", tool: null, arguments: null },
@@ -144,11 +145,66 @@ describe("history", () => {
     expect(items).toEqual([
       { kind: "compaction", id: "k1", summary: "Earlier.", summarisedItems: 3, memoryNotes: 2 },
       { kind: "user", id: "1", text: "hi" },
-      { kind: "tool", id: "2", callId: "c", name: "file_read", arguments: "{}", output: null, isError: false },
+      { kind: "tool", id: "2", callId: "c", name: "file_read", arguments: "{}", output: null, isError: false, refused: false },
       { kind: "assistant", id: "3", text: "part", streaming: false, cutShort: true },
       { kind: "approval", id: "approval-c9", threadId: T, callId: "c9", tool: "a tool", arguments: "", decided: null, busy: false, error: null },
     ]);
     expect(pendingApproval(items)?.callId).toBe("c9");
+  });
+
+  test("a decided approval and the call it refused read back as they were shown live", () => {
+    const approval = { call_id: "c4", tool: "web_fetch", arguments: '{"url":"https://x.example"}', destination: "x.example" };
+    const live = run([
+      { type: "approval.required", ...ids, ...approval },
+    ]);
+    const decided = withApproval(live, "c4", { decided: "deny" });
+    const after = run([
+      { type: "tool.started", thread_id: T, response_id: "r2", call_id: "c4", name: "web_fetch", arguments: approval.arguments },
+      { type: "tool.completed", thread_id: T, response_id: "r2", call_id: "c4", output: "Error: the user denied this call of web_fetch.", is_error: true },
+    ], decided);
+    const stored = historyItems(
+      T,
+      history({
+        items: [
+          { type: "approval", id: "approval-c4", ...approval, decision: "deny", decided_at: "2026-01-01T00:00:00Z" },
+          { type: "tool_call", id: "c4", ...approval, name: "web_fetch", output: "Error: the user denied this call of web_fetch.", is_error: true, external: false },
+        ],
+      }),
+    );
+    const shape = (items: ViewItem[]) => items.map((i) => (i.kind === "tool" ? { kind: i.kind, isError: i.isError, refused: i.refused } : i.kind === "approval" ? { kind: i.kind, decided: i.decided, destination: i.destination } : i));
+    expect(shape(itemsOf(after))).toEqual([
+      { kind: "approval", decided: "deny", destination: "x.example" },
+      { kind: "tool", isError: true, refused: true },
+    ]);
+    expect(shape(stored)).toEqual(shape(itemsOf(after)));
+  });
+
+  test("a user message where the conversation forks carries which alternative it is", () => {
+    const items = historyItems(T, history({ items: [{ type: "message", id: "u2", role: "user", content: "again", branch: { current: 2, count: 3 } }] }));
+    expect(items).toEqual([{ kind: "user", id: "u2", text: "again", branch: { current: 2, count: 3 } }]);
+  });
+
+  test("a turn that ended while the history was being read is kept, without what the history holds already", () => {
+    const live = run([
+      { type: "message.started", ...ids, item_id: "m1" },
+      { type: "message.completed", ...ids, item_id: "m1", text: "answer" },
+      { type: "turn.completed", ...ids, status: "completed", error: null, waiting: null },
+    ]);
+    const ended = { ...live, live: live.live.map((turn) => ({ ...turn, endedAt: 5 })) };
+    // read before the turn was stored: the answer stays
+    expect(itemsOf(withHistory(ended, T, history({ items: [{ type: "message", id: "u1", role: "user", content: "q" }] }), undefined, 4)).map((i) => i.id)).toEqual(["u1", "m1"]);
+    // read after: it is the history's, once
+    const stored = history({ items: [{ type: "message", id: "u1", role: "user", content: "q" }, { type: "message", id: "m1", role: "assistant", content: "answer" }] });
+    expect(itemsOf(withHistory(ended, T, stored, undefined, 4)).map((i) => i.id)).toEqual(["u1", "m1"]);
+    // a turn that ended before the read began is the history's alone
+    expect(itemsOf(withHistory(ended, T, history({}), undefined, 5))).toEqual([]);
+  });
+
+  test("a failed or stopped turn reads back as the notice it ended with live", () => {
+    const live = run([{ type: "turn.completed", ...ids, status: "failed", error: { code: "cancelled", message: "The response was cancelled." }, waiting: null }]);
+    const stored = historyItems(T, history({ items: [{ type: "turn_error", id: "end-r1", response_id: "r1", code: "cancelled", message: "The response was cancelled." }] }), words);
+    expect(stored).toEqual(itemsOf(live));
+    expect(stored).toEqual([{ kind: "notice", id: "end-r1", tone: "info", text: "Stopped." }]);
   });
 
   test("loading keeps the running turns; clearing keeps them too, with the prompts still open", () => {

@@ -1,0 +1,86 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { Principal } from "../auth/principal";
+import { isUuid } from "../conversation/ids";
+import { InvalidRequest } from "../errors";
+import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
+import type { Services } from "../services";
+import { forkLastTurn, switchBranch, unfork } from "../store/branches";
+import { getGate } from "../store/conversations";
+import { ownThread } from "./chat";
+import { threadHistory } from "./chat-history";
+import { SwitchBranch, type Accepted, type History } from "./chat-wire";
+import type { ChatEventHub } from "./events";
+
+const EditBody = Type.Object({ content: Type.String({ minLength: 1, error: "is required and must be a non-empty string." }) }, { additionalProperties: true });
+const SwitchBody = Type.Object(
+  { item_id: SwitchBranch.properties.item_id, branch: Type.Integer({ minimum: 1, error: "must be a whole number from 1." }) },
+  { additionalProperties: true },
+);
+
+const WAITING = "This conversation waits for a decision on a tool call: approve or deny it first.";
+
+/**
+ * Another answer to the last message (regenerate, retry), or an answer to the last message
+ * edited. The turn they replace is kept as an alternative (the 1/2 arrows); only the
+ * alternative shown is the thread the model reads.
+ */
+export function branchRoutes(s: Services, events: ChatEventHub) {
+  /** Sets the last turn aside and answers its message again (or `content` instead); 202 as /api/chat/send. */
+  const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Response> => {
+    if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+    await ownThread(s, p, threadId);
+    takeTurnBudget(s, p);
+    const forked = await s.agent.withThread(threadId, async () => {
+      if (await getGate(s.db, threadId)) throw new InvalidRequest(WAITING);
+      return forkLastTurn(s.db, threadId);
+    });
+    if (!forked) throw new InvalidRequest("There is no message of yours in this conversation to answer again.");
+    let started;
+    try {
+      started = await s.agent.start({
+        channel: "chat",
+        userId: p.userId,
+        threadId,
+        messages: [{ role: "user", ...forked.message, ...(content === undefined ? {} : { content }) }],
+        toolOutputs: [],
+        model: "default",
+        timeoutMs: s.backgroundTurnTimeoutMs,
+        background: true,
+        surfacesGates: true,
+      });
+    } catch (e) {
+      // refused before anything was stored: the turn set aside comes back
+      await s.agent.withThread(threadId, () => unfork(s.db, threadId, forked));
+      throw e;
+    }
+    const { turn, result } = started;
+    void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
+    const accepted: Accepted = { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" };
+    return Response.json(accepted, { status: 202 });
+  };
+
+  return new Elysia({ name: "chat-branches" })
+    .use(requireAuth(s))
+    .post("/api/chat/threads/:thread_id/regenerate", ({ principal, params }) => answerAgain(principal, params.thread_id), { parse: "none" })
+    .post("/api/chat/threads/:thread_id/edit", ({ principal, params, body }) => answerAgain(principal, params.thread_id, body.content), {
+      parse: authedJson(s),
+      body: EditBody,
+    })
+    .post(
+      "/api/chat/threads/:thread_id/branches",
+      async ({ principal, params, body }): Promise<History> => {
+        const threadId = params.thread_id;
+        if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
+        const thread = await ownThread(s, principal, threadId);
+        await s.agent.withThread(threadId, async () => {
+          if (await getGate(s.db, threadId)) throw new InvalidRequest(WAITING);
+          if (!(await switchBranch(s.db, threadId, body.item_id, body.branch))) {
+            throw new InvalidRequest(`No alternative ${body.branch} where item ${body.item_id} starts.`);
+          }
+        });
+        return threadHistory(s.db, thread, (id) => events.isRunning(id));
+      },
+      { parse: authedJson(s), body: SwitchBody },
+    );
+}
