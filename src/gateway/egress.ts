@@ -1,32 +1,12 @@
-import { Type, type Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { InvalidRequest } from "../errors";
 import { requireAuth } from "../http/auth";
 import { isoFromMs } from "../http/time";
 import type { Services } from "../services";
 import { listEgress, type EgressRow } from "../store/egress";
+import type { EgressList, EgressRecord } from "./egress-wire";
 
 const MAX_LIMIT = 200;
-
-/** One call that could carry data out of the box and ran, as GET /api/egress lists it. */
-export const EgressRecord = Type.Object({
-  id: Type.Integer(),
-  tool: Type.String(),
-  /** Where the data could go: a host, `mcp:<server>`, `extension:<name>`. */
-  destination: Type.String(),
-  thread_id: Type.String(),
-  response_id: Type.String(),
-  /**
-   * Why it went: `untainted turn` (the turn had read nothing untrusted), `allow list`
-   * (tools.egress.allow), `the user's own words`, `user` (approved), `user: always`.
-   */
-  approved_by: Type.String(),
-  created_at: Type.String(),
-});
-export type EgressRecord = Static<typeof EgressRecord>;
-
-export const EgressList = Type.Object({ egress: Type.Array(EgressRecord), has_more: Type.Boolean() });
-export type EgressList = Static<typeof EgressList>;
 
 const record = (r: EgressRow): EgressRecord => ({
   id: r.id,

@@ -12,7 +12,7 @@ import { bundleWebUi, type WebFile } from "./web-bundle";
 const EMBEDDED = join(import.meta.dir, "webui");
 
 /** Client-side routes: each answers index.html and the page script shows the screen. */
-const PAGES = ["/", "/login", "/chat", "/memory", "/routines", "/activity", "/usage"] as const;
+const PAGES = ["/", "/login", "/chat", "/memory", "/routines", "/activity", "/usage", "/egress"] as const;
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { recordEgress } from "../../src/store/egress";
 import { defineTool } from "../../src/tools/tool";
 import { axeViolations } from "../support/axe";
 import { CHROMIUM, CHROMIUM_ARGS, hasChromium } from "../support/browser";
@@ -642,6 +643,18 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
     expect(await page.title()).toBe("Memory · service");
     expect(await page.locator("h1:visible").allInnerTexts()).toEqual(["Memory"]);
     await page.goto(`${t.url}/`);
+  });
+
+  test("the Egress page lists what left the box, where to and why", async () => {
+    const threadId = "5f0c3a52-8c7e-4f43-9d0b-2d2f8f0a1b11";
+    await recordEgress(t.service.services.db, { userId: "owner", threadId, responseId: "resp_x", tool: "web_fetch", destination: "wiki.example.org", approvedBy: "user", createdAt: Date.now() });
+    await page.goto(`${t.url}/egress`);
+    const row = page.locator("table.egress tr", { hasText: "wiki.example.org" });
+    await row.waitFor();
+    expect(await row.innerText()).toContain("you approved it");
+    expect(await row.locator("a").getAttribute("href")).toBe(`/?thread=${threadId}`);
+    expect(await page.locator('nav a[href="/egress"]').getAttribute("aria-current")).toBe("page");
+    expect(await axeViolations(page)).toEqual([]);
   });
 
   test("sign out, a wrong token is refused, the right one signs in", async () => {

@@ -8,6 +8,7 @@ import { fill, h } from "./dom";
 import { MemoryView } from "./memory-view";
 import { RoutinesView } from "./routines-view";
 import { ActivityView } from "./activity-view";
+import { EgressView } from "./egress-view";
 import { lazyPage } from "./lazy-page";
 import { forgetToken, storedToken, storeToken, takeTokenFromUrl } from "./session";
 import { endSession, ssoButtons } from "./sso";
@@ -26,6 +27,7 @@ class Shell {
   /** Pages beside the chat and memory screens, by path: what they show, and whether they were read yet. */
   readonly #pages = {
     "/activity": new ActivityView(),
+    "/egress": new EgressView(),
     // the charting library is loaded when the page is first opened
     "/usage": lazyPage(async () => new (await import("./usage-view")).UsageView()),
   };
@@ -37,6 +39,7 @@ class Shell {
     routines: h("a", { href: "/routines", text: "Routines" }),
     activity: h("a", { href: "/activity", text: "Activity" }),
     usage: h("a", { href: "/usage", text: "Usage" }),
+    egress: h("a", { href: "/egress", text: "Egress" }),
   };
   #events = new AbortController();
   /** The event stream has been open once: opening it again means events may have been missed. */
