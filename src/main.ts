@@ -15,6 +15,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   extension: async () => (await import("./cli/extension")).extension,
   users: async () => (await import("./cli/users")).users,
   routines: async () => (await import("./cli/routines")).routines,
+  approvals: async () => (await import("./cli/approvals")).approvals,
   status: async () => (await import("./cli/status")).status,
   usage: async () => (await import("./cli/usage-report")).usage,
   doctor: async () => (await import("./cli/doctor")).doctor,

@@ -8,6 +8,7 @@ Usage:
   service doctor [options]    checks the home, config, database, LLM, ports, systemd unit
   service users <command>     list, create, suspend, activate, token, delete users
   service routines <command>  list, add, show, runs, pause, resume, run, delete routines
+  service approvals <command> list the tool calls waiting for a decision; approve, deny, always
   service usage [options]     what turns cost: tokens and USD by day, user, model, channel
   service extension <command> install, list, remove, enable, disable extensions; set-key
   service --help              this text; every command also takes --help

@@ -33,6 +33,8 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
           call_id: g.callId,
           tool: g.tool,
           arguments: g.arguments,
+          ...(g.destination ? { destination: g.destination } : {}),
+          ...(g.diff ? { diff: g.diff } : {}),
           created_at: isoFromSeconds(g.createdAt),
         })),
       };

@@ -288,6 +288,9 @@ export interface ApprovalGate {
   callId: string;
   tool: string;
   arguments: string;
+  /** Where the call could carry data out (from a tainted turn), or an identity file's change. */
+  destination?: string;
+  diff?: string;
   createdAt: number;
 }
 

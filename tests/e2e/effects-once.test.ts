@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBinary, listeningUrl, serveUntil } from "../support/binary";
+import { BIN, ensureBinary, listeningUrl, serveUntil } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 
 const TOKEN = "effects-once-token-0123456789abcdef";
@@ -54,7 +54,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(home: string) {
+async function serve(home: string, extra: Record<string, string> = {}) {
   const env = {
     PATH: process.env.PATH ?? "",
     HOME: dir,
@@ -72,6 +72,7 @@ async function serve(home: string) {
     HTTP_PORT: "0",
     HTTP_WEBHOOK_SECRET: SECRET,
     WEB_FETCH_ALLOW_PRIVATE: "true",
+    ...extra,
   };
   const s = await serveUntil(["serve"], { cwd: dir, env }, (out) => {
     const url = listeningUrl(out);
@@ -167,3 +168,47 @@ describe("a job's tool call across a kill -9", () => {
     }
   }, 60_000);
 });
+
+describe("a job that waits on an approval", () => {
+  test("waits (the record says so), is listed by `service approvals`, and completes once approved there; the callback hears both", async () => {
+    const home = join(dir, "approvals");
+    const callbacks: any[] = [];
+    const receiver = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (req) => (callbacks.push(await req.json()), new Response("ok")) });
+    llm.reset();
+    llm.respondWith((body) => (lastRole(body) === "user" ? { toolCalls: [{ name: "file_list", arguments: {} }] } : { text: "Your files folder is empty." }));
+    const s = await serve(home, { TOOLS_ASK: "file_list", HTTP_CALLBACK_ALLOW_HOSTS: "127.0.0.1" });
+    // spawned, not spawnSync: the scripted LLM answering the service runs in this process
+    const cli = async (...args: string[]) => {
+      const p = Bun.spawn([BIN, "approvals", ...args, "--home", home], { env: { PATH: process.env.PATH ?? "", HOME: dir, SERVICE_REBORN_WEBUI_TOKEN: TOKEN }, stdout: "pipe", stderr: "pipe" });
+      const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+      return { code, out, err };
+    };
+    try {
+      const res = await fetch(`${s.webhook}/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-webhook-secret": SECRET },
+        body: JSON.stringify({ user_id: "ops", message: "What is in my files?", callback_url: `http://127.0.0.1:${receiver.port}/hook` }),
+      });
+      const { job_id } = (await res.json()) as any;
+      const waiting = (await (await fetch(`${s.webhook}/jobs/${job_id}?wait=10`, { headers: { "x-webhook-secret": SECRET } })).json()) as any;
+      expect(waiting).toMatchObject({ status: "waiting", waiting: "approval" });
+      const listed = await cli("list", "--json");
+      expect(listed.code).toBe(0);
+      const [pending] = JSON.parse(listed.out).approvals;
+      expect(pending).toMatchObject({ tool: "file_list" });
+      const decided = await cli("approve", pending.thread_id);
+      expect(decided.code).toBe(0);
+      const job = await ended(s.webhook, job_id);
+      expect(job).toMatchObject({ status: "completed", response: "Your files folder is empty." });
+      for (let i = 0; i < 100 && callbacks.length < 2; i++) await Bun.sleep(50);
+      expect(callbacks.map((c) => c.event ?? c.status)).toEqual(["waiting", "completed"]);
+      expect(callbacks[0].approval).toMatchObject({ tool: "file_list", url: expect.stringContaining(`/?thread=${pending.thread_id}`) });
+      expect((await cli("list")).out).toContain("nothing waits");
+    } finally {
+      receiver.stop(true);
+      s.proc.kill("SIGTERM");
+      await s.proc.exited;
+    }
+  }, 60_000);
+});
+
