@@ -11,7 +11,7 @@ import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
 import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
-import { ConfigError, StartupError } from "./errors";
+import { ConfigError, StartupError, TurnError } from "./errors";
 import { openAiLlm } from "./llm/openai";
 import { ContextWindow } from "./llm/window";
 import { openDatabase, storeUnavailable, type Database } from "./store/db";
@@ -160,7 +160,16 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   });
   // the durable job queue (webhook jobs and routine runs) and the routines' scheduler
   const jobs = createJobQueue(config, database.db, agent, log, callbackHosts, { callbackDelaysMs: opts.callbackDelaysMs, retryDelaysMs: opts.jobRetryDelaysMs });
-  const ticks = new RoutineScheduler({ db: database.db, kick: () => jobs.worker.kick(), log });
+  const ticks = new RoutineScheduler({
+    db: database.db,
+    kick: () => jobs.worker.kick(),
+    log,
+    // a tick over its owner's budget is skipped (reason budget) rather than queued to fail
+    overBudget: (userId) => budgets.check(userId).then(
+      () => false,
+      (e) => (e instanceof TurnError && e.code === "budget_exceeded" ? true : Promise.reject(e)),
+    ),
+  });
   queue = jobs;
   scheduler = ticks;
   const auth = new Authenticator(database.db, token.token);

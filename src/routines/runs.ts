@@ -12,7 +12,7 @@ export const ROUTINE_SOURCE = "routine";
 export function newRun(
   r: RoutineRow,
   scheduledFor: number,
-  how: { trigger: "schedule" | "manual"; outcome: "ran" } | { trigger: "schedule"; outcome: "skipped"; reason: "missed" | "overlap" },
+  how: { trigger: "schedule" | "manual"; outcome: "ran" } | { trigger: "schedule"; outcome: "skipped"; reason: "missed" | "overlap" | "budget" },
 ): NewRun {
   const jobId = how.outcome === "ran" ? newUuid() : null;
   return {

@@ -15,6 +15,8 @@ export interface SchedulerDeps {
   db: Db;
   /** A run's job was queued: wake the job worker. */
   kick: () => void;
+  /** Whether the user's spending is over a budget: their routines' ticks are skipped then (`budget`). */
+  overBudget?: (userId: string) => Promise<boolean>;
   log: Logger;
 }
 
@@ -121,7 +123,9 @@ export class RoutineScheduler {
     const next = this.#nextAfter(r, scheduledFor);
     const run = (await runInProgress(db, r.id))
       ? newRun(r, scheduledFor, { trigger: "schedule", outcome: "skipped", reason: "overlap" })
-      : newRun(r, scheduledFor, { trigger: "schedule", outcome: "ran" });
+      : (await this.deps.overBudget?.(r.userId))
+        ? newRun(r, scheduledFor, { trigger: "schedule", outcome: "skipped", reason: "budget" })
+        : newRun(r, scheduledFor, { trigger: "schedule", outcome: "ran" });
     if (!(await this.#record(r, [run], next))) return this.#follow(id, await getRoutine(db, id));
     this.#log(r, run);
     if (run.job) this.deps.kick();
@@ -139,6 +143,7 @@ export class RoutineScheduler {
     const missed = schedule.previous(now, MAX_MISSED_RECORDED).filter((t) => t >= r.nextRunAt!);
     const next = schedule.next(now) ?? null;
     const running = missed.length > 0 && (await runInProgress(db, r.id));
+    const broke = missed.length > 0 && !running && r.catchUp !== "skip" && (await this.deps.overBudget?.(r.userId));
     const toRun = r.catchUp === "skip" ? 0 : r.catchUp === "one" ? 1 : MAX_CATCH_UP_RUNS;
     for (let attempt = 0; attempt < 3; attempt++) {
       const done = missed.length ? await recordedTicks(db, r.id, missed[0]!, missed.at(-1)!) : new Set<number>();
@@ -148,7 +153,9 @@ export class RoutineScheduler {
           ? newRun(r, t, { trigger: "schedule", outcome: "skipped", reason: "missed" })
           : running
             ? newRun(r, t, { trigger: "schedule", outcome: "skipped", reason: "overlap" })
-            : newRun(r, t, { trigger: "schedule", outcome: "ran" }),
+            : broke
+              ? newRun(r, t, { trigger: "schedule", outcome: "skipped", reason: "budget" })
+              : newRun(r, t, { trigger: "schedule", outcome: "ran" }),
       );
       if (!(await this.#record(r, runs, next))) continue;
       const ran = runs.filter((x) => x.job).length;

@@ -48,7 +48,7 @@ export interface RunRecord {
   scheduled_for: string;
   started_at: string;
   outcome: "ran" | "skipped";
-  /** Why it was skipped: `missed` (the service was down) or `overlap` (the previous run was still going). */
+  /** Why it was skipped: `missed` (the service was down), `overlap` (the previous run was still going) or `budget` (the owner's budget was spent). */
   reason: string | null;
   job_id: string | null;
   /** The job's status (queued, running, completed, failed); null for a skipped tick. */

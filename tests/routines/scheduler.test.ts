@@ -41,6 +41,23 @@ async function runsUntil(t: TestService, id: string, ok: (runs: Awaited<ReturnTy
   }
 }
 
+test("a tick over its owner's budget is skipped with reason budget, and queues nothing", async () => {
+  const t = await startTestService({ llm, env: { BUDGET_MONTHLY_USD: "0.5" } });
+  try {
+    llm.reset();
+    llm.respondWith(() => ({ text: "Expensive.", usage: { prompt_tokens: 10, completion_tokens: 5, cost: 0.6 } }));
+    expect((await t.respond({ model: "m", input: "spend it" })).body.status).toBe("completed");
+    const r = await create(t, { schedule: "every 1s", prompt: "Check the sensors." });
+    const runs = await runsUntil(t, r.id, (rs) => rs.length >= 2);
+    expect(runs.every((x) => x.outcome === "skipped" && x.reason === "budget" && x.jobId === null)).toBe(true);
+    // the model was asked for nothing more than the turn that spent the budget
+    expect(llm.chatRequests()).toHaveLength(1);
+  } finally {
+    llm.respondWith(null);
+    await t.stop();
+  }
+});
+
 describe("ticks on the real clock", () => {
   let t: TestService;
   beforeAll(async () => {

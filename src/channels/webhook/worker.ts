@@ -4,6 +4,7 @@ import type { Agent } from "../../agent/turns";
 import { answerText, type TurnResult } from "../../agent/turn-types";
 import { InvalidRequest, ThreadNotFound } from "../../errors";
 import { transientFailure } from "../../llm/transient";
+import { ROUTINE_SOURCE } from "../../routines/runs";
 import type { StoredError } from "../../store/schema";
 import type { Db } from "../../store/db";
 import { claimNextJob, conversationThread, finishJob, jobTurn, nextRetryAt, requeueInterrupted, waitingJobs, type JobOutcome, type JobRow } from "../../store/jobs";
@@ -176,7 +177,8 @@ export class JobWorker {
       model: "default",
       timeoutMs: this.deps.turnTimeoutMs,
       memory: job.memory,
-      origin: { jobId: job.id, queuedAt: Date.parse(job.createdAt) },
+      // a routine's run counts as the routine's (its job's sender is the routine)
+      origin: { jobId: job.id, queuedAt: Date.parse(job.createdAt), ...(job.source === ROUTINE_SOURCE ? { routineId: job.sender } : {}) },
       // stored as it runs (durable), and its gates wait for a person instead of failing the job
       background: true,
       surfacesGates: true,
