@@ -57,7 +57,8 @@ export async function* step(client: OpenAI, model: string, req: LlmRequest): Asy
       // were offered (https://github.com/ollama/ollama/issues/9092)
       yield* reader.completion((await response.json()) as Chunk);
     } else {
-      for await (const chunk of chunks as AsyncIterable<unknown>) yield* reader.chunk(chunk as Chunk);
+      // events come back as a small array per chunk: a generator per delta would cost more than the rest of the reading
+      for await (const chunk of chunks as AsyncIterable<unknown>) for (const ev of reader.chunk(chunk as Chunk)) yield ev;
     }
   } catch (e) {
     if (req.signal.aborted) throw req.signal.reason;
@@ -87,7 +88,11 @@ function usageEvent(u: NonNullable<Chunk["usage"]>, model: string): LlmEvent {
   };
 }
 
-/** What one step's chunks add up to: answer and reasoning as they come, the calls at the end. */
+/**
+ * What one step's chunks add up to: answer and reasoning as they come, the calls at the end.
+ * Each chunk's events come back as a small array: a generator per delta would cost more than
+ * the rest of the reading.
+ */
 class StepReader {
   readonly #think = new ThinkSplitter();
   readonly #calls = new ToolCallAssembler();
@@ -98,51 +103,56 @@ class StepReader {
 
   constructor(readonly model: string) {}
 
-  *chunk(chunk: Chunk): Generator<LlmEvent> {
+  chunk(chunk: Chunk): LlmEvent[] {
     if (chunk.error) throw new Error(typeof chunk.error === "string" ? chunk.error : (chunk.error.message ?? "the provider reported an error"));
-    if (chunk.usage) yield usageEvent(chunk.usage, this.model);
+    const out: LlmEvent[] = [];
+    if (chunk.usage) out.push(usageEvent(chunk.usage, this.model));
     const choice = chunk.choices?.[0];
-    if (!choice) return;
+    if (!choice) return out;
     if (choice.finish_reason) {
       this.finished = true;
       if (choice.finish_reason === "length") this.#truncated = true;
     }
     const delta = choice.delta ?? choice.message;
-    if (!delta) return;
+    if (!delta) return out;
     // reasoning in a field of its own: `reasoning_content` (DeepSeek, vLLM, llama.cpp:
     // https://api-docs.deepseek.com/guides/reasoning_model), `reasoning` (OpenRouter, Ollama:
     // https://openrouter.ai/docs/use-cases/reasoning-tokens)
     const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : typeof delta.reasoning === "string" ? delta.reasoning : "";
     const parts = contentParts(delta.content);
     const think = parts.text ? this.#think.push(parts.text) : parts;
-    yield* this.#said(reasoning + parts.reasoning + think.reasoning, think.text);
+    this.#said(out, reasoning + parts.reasoning + think.reasoning, think.text);
     if (delta.tool_calls) {
       this.output = true;
       this.#calls.add(delta.tool_calls);
     }
+    return out;
   }
 
   /** A whole completion (`choices[0].message`): one chunk that also finishes the step. */
-  *completion(body: Chunk): Generator<LlmEvent> {
-    yield* this.chunk(body);
+  completion(body: Chunk): LlmEvent[] {
+    const out = this.chunk(body);
     this.finished = true;
+    return out;
   }
 
-  *end(): Generator<LlmEvent> {
+  end(): LlmEvent[] {
+    const out: LlmEvent[] = [];
     const rest = this.#think.flush();
-    yield* this.#said(rest.reasoning, rest.text);
-    if (this.#truncated) yield { type: "truncated" };
-    if (this.#calls.size) yield { type: "tool_calls", calls: this.#calls.calls() };
+    this.#said(out, rest.reasoning, rest.text);
+    if (this.#truncated) out.push({ type: "truncated" });
+    if (this.#calls.size) out.push({ type: "tool_calls", calls: this.#calls.calls() });
+    return out;
   }
 
-  *#said(reasoning: string, text: string): Generator<LlmEvent> {
+  #said(out: LlmEvent[], reasoning: string, text: string): void {
     if (reasoning) {
       this.output = true;
-      yield { type: "reasoning", delta: reasoning };
+      out.push({ type: "reasoning", delta: reasoning });
     }
     if (text) {
       this.output = true;
-      yield { type: "text", delta: text };
+      out.push({ type: "text", delta: text });
     }
   }
 }
