@@ -331,6 +331,12 @@ describe.skipIf(!hasChromium)("web UI in Chromium", () => {
       await phone.page.screenshot({ path: join(SHOTS, "chat-phone.png") });
       // nothing is wider than the screen
       expect(await phone.page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
+      // every page stays reachable: the tabs scroll sideways, the last one comes into view and opens
+      const last = phone.page.locator('nav.tabs a[href="/egress"]');
+      await last.scrollIntoViewIfNeeded();
+      await last.click();
+      await phone.page.waitForURL(/\/egress$/);
+      await phone.page.locator("#egress-title").waitFor();
     } finally {
       await phone.context.close();
     }
