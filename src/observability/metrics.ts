@@ -4,7 +4,7 @@ import type { Db } from "../store/db";
 import { countJobsByStatus } from "../store/jobs";
 import type { McpServerStatus } from "../mcp/status";
 
-const JOB_STATES = ["queued", "running", "completed", "failed"] as const;
+const JOB_STATES = ["queued", "running", "waiting", "completed", "failed"] as const;
 const MCP_STATES: McpServerStatus["state"][] = ["starting", "ready", "restarting", "failed"];
 /** Seconds: from a quick answer of a local model to a long agent turn. */
 const TURN_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
