@@ -12,6 +12,7 @@ import type { Llm, LlmEvent } from "../src/llm/types";
 import { startService, type RunningService } from "../src/server";
 import { jobs } from "../src/store/schema";
 import { pct } from "./support";
+import { said } from "../src/agent/turn-types";
 
 const ROUNDS = Number(process.env.BENCH_USAGE_ROUNDS ?? 25);
 const PER_ROUND = Number(process.env.BENCH_USAGE_TURNS ?? 200);
@@ -57,7 +58,7 @@ async function start(name: string, on: boolean): Promise<RunningService> {
 }
 
 const turn = (s: RunningService) =>
-  s.services.agent.run({ channel: "responses", userId: "owner", messages: [{ role: "user", content: "Say hello." }], toolOutputs: [], model: "bench" });
+  s.services.agent.run({ channel: "responses", userId: "owner", input: said({ role: "user", content: "Say hello." }), model: "bench" });
 
 /** ms per turn over `n` turns in a row: wall time, and this process's CPU time (less moved by other load on the machine). */
 async function timed(s: RunningService, n: number): Promise<{ wall: number; cpu: number }> {

@@ -1,6 +1,6 @@
 import { InvalidRequest } from "../errors";
 import type { Gate } from "../store/conversations";
-import type { TurnRequest } from "./turn-types";
+import type { ToolOutputInput, TurnInput } from "./turn-types";
 
 /** A request that the thread's gate does not let through: a 400 that changes nothing. */
 export class GateBlocks extends InvalidRequest {
@@ -13,19 +13,25 @@ export class GateBlocks extends InvalidRequest {
   }
 }
 
-/** Checks a request against the gate its thread waits on (a new thread waits on none). */
-export function checkResume(req: TurnRequest, gate: Gate | undefined, gateUrl: string): void {
-  if (req.authorized) {
-    if (gate?.kind !== "oauth") throw new GateBlocks("No tool call is waiting for an extension to be connected on this thread.");
-    if (req.toolOutputs.length || req.messages.length) throw new GateBlocks("Resume the connected extension's call on its own, then send new messages.", "oauth");
-    return;
+/** Checks a turn's input against the gate its thread waits on (a new thread waits on none). */
+export function checkResume(input: TurnInput, gate: Gate | undefined, gateUrl: string): void {
+  switch (input.kind) {
+    case "authorized":
+      if (gate?.kind !== "oauth") throw new GateBlocks("No tool call is waiting for an extension to be connected on this thread.");
+      return;
+    case "approval":
+      if (gate?.kind !== "approval") throw new GateBlocks("No tool call is waiting for approval on this thread.");
+      return;
+    case "recover":
+      return;
+    case "messages":
+      return checkOutputs(input.toolOutputs, gate, gateUrl);
   }
-  if (req.approval) {
-    if (gate?.kind !== "approval") throw new GateBlocks("No tool call is waiting for approval on this thread.");
-    if (req.toolOutputs.length || req.messages.length) throw new GateBlocks("Resolve the approval on its own, then send new messages.", "approval");
-    return;
-  }
-  if (req.toolOutputs.length === 0) {
+}
+
+/** New messages and outputs: an output must answer the call the thread waits on; without one, no gate may be in the way. */
+function checkOutputs(toolOutputs: ToolOutputInput[], gate: Gate | undefined, gateUrl: string): void {
+  if (toolOutputs.length === 0) {
     if (gate?.kind === "external_tool") {
       throw new GateBlocks(`This thread is waiting for the output of call ${gate.callId}; send a function_call_output item with that call_id first.`, gate.kind);
     }
@@ -34,10 +40,10 @@ export function checkResume(req: TurnRequest, gate: Gate | undefined, gateUrl: s
   }
   if (!gate) throw new GateBlocks("No tool call is waiting for output on this thread.");
   if (gate.kind !== "external_tool") throw new GateBlocks(gateElsewhere(gate, gateUrl), gate.kind);
-  if (req.toolOutputs.length > 1) {
+  if (toolOutputs.length > 1) {
     throw new GateBlocks(`Only one function_call_output is expected: the thread waits for call ${gate.callId}.`, gate.kind);
   }
-  const got = req.toolOutputs[0]!.call_id;
+  const got = toolOutputs[0]!.call_id;
   if (got !== gate.callId) throw new GateBlocks(`call_id ${JSON.stringify(got)} does not match the pending call ${gate.callId}.`, gate.kind);
 }
 

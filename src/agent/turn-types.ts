@@ -14,16 +14,43 @@ export type InputItem =
 /** An input item as it is stored: with an id of its own. */
 export const storedItem = (m: InputItem): ConversationItem => ("role" in m ? { ...m, type: "message", id: itemId() } : { ...m, id: itemId() });
 
+/** An output answering the call the thread waits on (a resume of its external-tool gate). */
+export type ToolOutputInput = { call_id: string; output: string; images?: ImageRef[] };
+
+/** What a turn runs on: one kind at a time, so that no illegal mix can be asked for. */
+export type TurnInput =
+  /**
+   * New messages, in order (the history a stateless caller replays, then what is new), and the
+   * outputs answering the call the thread waits on. Revision A lets a message come with them.
+   */
+  | { kind: "messages"; messages: InputItem[]; toolOutputs: ToolOutputInput[] }
+  /** A person's decision on the approval the thread waits on. */
+  | { kind: "approval"; decision: ApprovalDecision }
+  /** The extension the thread waits on was connected (OAuth): its call runs on. */
+  | { kind: "authorized" }
+  /**
+   * Goes on with the stored turn of this response id, which a crash, a stop or a failure cut
+   * short (a webhook job run again): the thread as it was stored, finished tool calls not run
+   * again, the one that was running told to the model as interrupted (or run again when it is
+   * safe to repeat), then the model asked again. The response keeps its id. A response that
+   * completed is answered as it was stored, with nothing run.
+   */
+  | { kind: "recover"; responseId: string };
+
+/** New messages for a turn (and no outputs). */
+export const said = (...messages: InputItem[]): TurnInput => ({ kind: "messages", messages, toolOutputs: [] });
+
+/** The messages and outputs a turn's input carries (none for a decision, a connection, a recovery). */
+export const inputItems = (input: TurnInput): { messages: InputItem[]; toolOutputs: ToolOutputInput[] } =>
+  input.kind === "messages" ? input : { messages: [], toolOutputs: [] };
+
 export interface TurnRequest {
   userId: string;
   /** Where the turn came from: the log line says it, and a new thread is labelled with it. */
   channel: "responses" | "chat" | "webhook";
-  /** Continue this thread; undefined starts a new one. */
+  /** Continue this thread; undefined starts a new one (a recovery names its own). */
   threadId?: string;
-  /** This turn's input, in order: the history a stateless caller replays, then its new messages. */
-  messages: InputItem[];
-  /** Outputs answering the call the thread waits on (a resume of its external-tool gate). */
-  toolOutputs: { call_id: string; output: string; images?: ImageRef[] }[];
+  input: TurnInput;
   /** The response the caller continues: it must be theirs and still stored, or the thread is not found. */
   previousResponseId?: string;
   /** false: the turn runs but nothing of it is stored (Responses `store: false`). */
@@ -42,24 +69,11 @@ export interface TurnRequest {
    * the response as failed with `shutdown`, and the turn's result replaces it. A service
    * killed meanwhile leaves the user's input in the thread and that answer, not a 404.
    * Such a turn is durable: its tool calls are stored as they run and their results the
-   * moment they complete, so that it can go on after a stop (`recover`).
+   * moment they complete, so that it can go on after a stop (input `recover`).
    */
   background?: boolean;
-  /**
-   * Goes on with the stored turn of this response id, which a crash, a stop or a failure cut
-   * short (a webhook job run again): the thread as it was stored, finished tool calls not run
-   * again, the one that was running told to the model as interrupted (or run again when it is
-   * safe to repeat), then the model asked again. The response keeps its id. A response that
-   * completed is answered as it was stored, with nothing run. `messages` and `toolOutputs`
-   * are empty then.
-   */
-  recover?: string;
   /** Facts of the request the channel wants back when the response is read again. */
   meta?: Record<string, unknown>;
-  /** Resolves the approval gate the thread waits on, instead of adding messages. */
-  approval?: ApprovalDecision;
-  /** Resumes a thread waiting on an OAuth gate, once the extension has been connected. */
-  authorized?: boolean;
   /** The job or routine the turn runs for (a webhook job, a routine's run), and when that was queued (ms since the epoch). */
   origin?: { jobId?: string; routineId?: string; queuedAt?: number };
   /**

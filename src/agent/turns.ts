@@ -35,7 +35,7 @@ import { systemPrompt } from "./prompt";
 import type { IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
 import { RunningTurns } from "./running";
-import { storedItem, type TurnHandle, type TurnRequest, type TurnResult } from "./turn-types";
+import { inputItems, storedItem, type InputItem, type ToolOutputInput, type TurnHandle, type TurnRequest, type TurnResult } from "./turn-types";
 
 export interface AgentDeps {
   db: Db;
@@ -71,7 +71,7 @@ export interface AgentDeps {
 }
 
 /** What `measure` and `summarise` look at: a request's thread (if any) and input. */
-export type ViewRequest = Pick<TurnRequest, "userId" | "threadId" | "previousResponseId" | "messages" | "toolOutputs" | "externalTools">;
+export type ViewRequest = Pick<TurnRequest, "userId" | "threadId" | "previousResponseId" | "externalTools"> & { messages: InputItem[]; toolOutputs: ToolOutputInput[] };
 
 /** How a turn the service stopped under ends: cut short at shutdown, or found unfinished after a kill. */
 const STOPPED = { code: "shutdown", message: "The service stopped before this turn finished; send it again once the service is back." } as const;
@@ -133,13 +133,14 @@ export class Agent {
    * an unknown or foreign thread rejects with ThreadNotFound.
    */
   start(req: TurnRequest): Promise<{ turn: TurnHandle; result: Promise<TurnResult> }> {
-    const threadId = (req.recover && threadOfResponse(req.recover)) || req.threadId || newUuid();
+    const recover = req.input.kind === "recover" ? req.input.responseId : undefined;
+    const threadId = (recover && threadOfResponse(recover)) || req.threadId || newUuid();
     const requestedAt = Date.now();
     const accepted = Promise.withResolvers<{ turn: TurnHandle; result: Promise<TurnResult> }>();
     let isAccepted = false;
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
-      if (req.recover) {
-        const stored = await this.#recovered(req, req.recover, threadId);
+      if (recover) {
+        const stored = await this.#recovered(req, recover, threadId);
         // it had finished after all (the process stopped before its channel heard): as it was stored
         if ("result" in stored) {
           isAccepted = true;
@@ -147,10 +148,10 @@ export class Agent {
           return stored.result;
         }
       }
-      const recovering = req.recover ? await this.#recovering(req.recover, threadId) : undefined;
-      const prepared = await this.#prepare(req.recover ? { ...req, threadId } : req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
+      const recovering = recover ? await this.#recovering(recover, threadId) : undefined;
+      const prepared = await this.#prepare(recover ? { ...req, threadId } : req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
       const turn = recovering
-        ? { id: req.recover!, threadId, createdAt: Math.floor(requestedAt / 1000), input: [] }
+        ? { id: recover!, threadId, createdAt: Math.floor(requestedAt / 1000), input: [] }
         : { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
       if (recovering) prepared.recovering = recovering;
       else if (acknowledgedEarly(req)) await this.#acknowledge(req, turn, prepared);
@@ -272,18 +273,19 @@ export class Agent {
   /** The thread as the request finds it, checked: its gate lets the request through. */
   async #prepare(req: TurnRequest, threadId: string, deadline: number | undefined): Promise<Prepared> {
     const { db } = this.deps;
+    const view = { ...req, ...inputItems(req.input) };
     if (!req.threadId) {
       // a new thread has no gate: a function_call_output on it answers nothing (400)
-      checkResume(req, undefined, this.deps.gateUrl(threadId));
-      return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(req, threadId, undefined, undefined, undefined, deadline)) };
+      checkResume(req.input, undefined, this.deps.gateUrl(threadId));
+      return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(view, threadId, undefined, undefined, undefined, deadline)) };
     }
     const thread = await getThread(db, threadId);
     const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
     if (!thread || thread.userId !== req.userId || previousGone) throw new ThreadNotFound(threadId);
     const gate = await getGate(db, threadId);
-    checkResume(req, gate, this.deps.gateUrl(threadId));
+    checkResume(req.input, gate, this.deps.gateUrl(threadId));
     const tools = thread.tools ?? undefined;
-    return { isNew: false, gate, tools, ...(await this.#context(req, threadId, await this.#threads.load(db, thread), gate, tools, deadline)) };
+    return { isNew: false, gate, tools, ...(await this.#context(view, threadId, await this.#threads.load(db, thread), gate, tools, deadline)) };
   }
 
   /**
@@ -292,7 +294,7 @@ export class Agent {
    * is stored.
    */
   async #context(
-    req: Pick<TurnRequest, "userId" | "messages" | "toolOutputs" | "externalTools" | "store" | "memory">,
+    req: Pick<TurnRequest, "userId" | "externalTools" | "store" | "memory"> & { messages: InputItem[]; toolOutputs: ToolOutputInput[] },
     threadId: string,
     rows: ThreadContextRows | undefined,
     gate: Gate | undefined,
@@ -347,7 +349,7 @@ export class Agent {
     await acknowledgeTurn(this.deps.db, {
       ...turnRows(req, turn, prepared, stopped),
       items: turn.input.map((item, i) => ({ seq: context.nextSeq + i, item, input: true })),
-      answersGate: req.toolOutputs.length > 0,
+      answersGate: inputItems(req.input).toolOutputs.length > 0,
     });
     context.stored(turn.input.length);
     prepared.stored = turn.input.length;
@@ -473,7 +475,8 @@ export class Agent {
       await deps.usage?.budgets?.check(req.userId);
       await deps.toolsReady?.(signal);
       // "always" is per destination for a call that could carry data out, never for an identity file's change
-      if (req.approval === "always" && gate?.kind === "approval" && !gate.details.diff) {
+      const decision = req.input.kind === "approval" ? req.input.decision : undefined;
+      if (decision === "always" && gate?.kind === "approval" && !gate.details.diff) {
         await deps.allowAlways(req.userId, gate.details.destination ? egressKey(gate.details.destination) : gate.details.tool);
       }
       const trust = new TurnTrust({
@@ -494,7 +497,7 @@ export class Agent {
         produced,
         safety: deps.safety,
         policy: prepared.policy,
-        decision: req.approval && gate ? { callId: gate.callId, approve: req.approval !== "deny" } : undefined,
+        decision: decision && gate ? { callId: gate.callId, approve: decision !== "deny" } : undefined,
         authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, turn.threadId)),
         trust,
         checkpoint: durable(req) ? () => this.#checkpoint(turn, prepared, produced) : undefined,
@@ -542,7 +545,7 @@ export class Agent {
     try {
       await commitTurn(this.deps.db, {
         ...turnRows(req, turn, prepared, result),
-        acknowledged: acknowledgedEarly(req) || req.recover !== undefined,
+        acknowledged: acknowledgedEarly(req) || req.input.kind === "recover",
         items: ran.produced.slice(from).map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
         gate: ran.gate,
       });
@@ -558,7 +561,7 @@ export class Agent {
 const acknowledgedEarly = (req: TurnRequest) => req.background === true && req.store !== false;
 
 /** A turn stored step by step, so that it can go on after a stop: an acknowledged one, or one going on. */
-const durable = (req: TurnRequest) => acknowledgedEarly(req) || (req.recover !== undefined && req.store !== false);
+const durable = (req: TurnRequest) => acknowledgedEarly(req) || (req.input.kind === "recover" && req.store !== false);
 
 /** The thread and response rows of a turn with this outcome. */
 function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcome: Pick<TurnResult, "status" | "error" | "usage" | "tools">): Pick<TurnRecord, "thread" | "response"> {
@@ -583,7 +586,7 @@ function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcom
 
 /** The thread's title, from the turn's last user message. */
 function titleOf(req: TurnRequest): string | undefined {
-  const last = req.messages.findLast((m) => "role" in m && m.role === "user");
+  const last = inputItems(req.input).messages.findLast((m) => "role" in m && m.role === "user");
   return threadTitle(last && "role" in last ? last.content : undefined);
 }
 

@@ -11,6 +11,7 @@ import { ownThread } from "./chat";
 import { threadHistory } from "./chat-history";
 import { SwitchBranch, type Accepted, type History } from "./chat-wire";
 import type { ChatEventHub } from "./events";
+import { said } from "../agent/turn-types";
 
 const EditBody = Type.Object({ content: Type.String({ minLength: 1, error: "is required and must be a non-empty string." }) }, { additionalProperties: true });
 const SwitchBody = Type.Object(
@@ -42,8 +43,7 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
         channel: "chat",
         userId: p.userId,
         threadId,
-        messages: [{ role: "user", ...forked.message, ...(content === undefined ? {} : { content }) }],
-        toolOutputs: [],
+        input: said({ role: "user", ...forked.message, ...(content === undefined ? {} : { content }) }),
         model: "default",
         timeoutMs: s.backgroundTurnTimeoutMs,
         background: true,

@@ -13,6 +13,7 @@ import { getThread, listThreads, type ThreadListing, type ThreadRow } from "../s
 import { threadHistory } from "./chat-history";
 import type { Compacted, History, ThreadSummary } from "./chat-wire";
 import { compactionMark, type ChatEventHub } from "./events";
+import { said } from "../agent/turn-types";
 
 const text = { minLength: 1, error: "is required and must be a non-empty string." };
 const threadField = Type.Optional(Type.String({ error: "must be a thread UUID." }));
@@ -30,8 +31,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       channel: "chat",
       userId: p.userId,
       threadId,
-      messages: [{ role: "user", content: text }],
-      toolOutputs: [],
+      input: said({ role: "user", content: text }),
       model: "default",
       timeoutMs,
       background,

@@ -81,9 +81,7 @@ async function resumeWaitingTurns(s: Services, userId: string, extension: string
         channel: "chat",
         userId,
         threadId: gate.threadId,
-        messages: [],
-        toolOutputs: [],
-        authorized: true,
+        input: { kind: "authorized" },
         model: "default",
         surfacesGates: true,
       });

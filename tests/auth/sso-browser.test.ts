@@ -144,7 +144,8 @@ describe.skipIf(!hasChromium)("signing in with an identity provider, in Chromium
     // the browser reports the refused requests themselves; nothing else
     const refusals = pageErrors.splice(errorsBefore);
     expect(refusals.every((e) => e.includes("status of 401"))).toBe(true);
-  });
+    // a reload of the whole web UI: slow on a loaded two-core machine
+  }, 30_000);
 
   test("nothing left loopback, and no script errors on the service's pages", () => {
     expect(refused.every((u) => new URL(u).hostname === "fonts.googleapis.com")).toBe(true);

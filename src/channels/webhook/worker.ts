@@ -8,6 +8,7 @@ import { ROUTINE_SOURCE } from "../../routines/runs";
 import type { StoredError } from "../../store/schema";
 import type { Db } from "../../store/db";
 import { claimNextJob, conversationThread, finishJob, jobTurn, nextRetryAt, requeueInterrupted, waitingJobs, type JobOutcome, type JobRow } from "../../store/jobs";
+import { said } from "../../agent/turn-types";
 
 /** How long the worker waits before it looks at the queue again after the store failed. */
 const STORE_RETRY_MS = 5_000;
@@ -186,19 +187,19 @@ export class JobWorker {
     const earlier = await jobTurn(db, job.id);
     if (earlier) {
       try {
-        return await agent.run({ ...common, messages: [], recover: earlier.id });
+        return await agent.run({ ...common, input: { kind: "recover", responseId: earlier.id } });
       } catch (e) {
         if (!(e instanceof ThreadNotFound)) throw e;
       }
     }
     // a named source not marked trusted speaks for someone else: its message taints the turn
-    const messages = [{ role: "user" as const, content: jobContent(job), ...(job.trusted ? {} : { untrusted: true }) }];
+    const input = said({ role: "user", content: jobContent(job), ...(job.trusted ? {} : { untrusted: true }) });
     const threadId = earlier ? undefined : await conversationThread(db, job);
     try {
-      return await agent.run({ ...common, threadId, messages });
+      return await agent.run({ ...common, threadId, input });
     } catch (e) {
       if (!(e instanceof ThreadNotFound) || threadId === undefined) throw e;
-      return agent.run({ ...common, messages });
+      return agent.run({ ...common, input });
     }
   }
 
