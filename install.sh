@@ -134,10 +134,18 @@ chmod 755 "$dest.tmp.$$"
 mv -f "$dest.tmp.$$" "$dest"
 step "installed $dest ($(timeout 10 "$dest" --version 2>/dev/null || echo "version unknown"))"
 
-# the README, where the systemd unit's Documentation= points
+# the manual: the README, where the systemd unit's Documentation= points, and the pages of
+# docs/ it links to; a page that cannot be had is left out
 doc="$HOME/.local/share/doc/service"
-if [ -f README.md ]; then mkdir -p "$doc" && cp README.md "$doc/README.md"
-elif [ -n "$source" ] && (fetch "$source" README.md "$tmp/README.md") 2>/dev/null; then mkdir -p "$doc" && cp "$tmp/README.md" "$doc/README.md"; fi
+install_manual() {
+  (fetch "$1" README.md "$tmp/README.md") 2>/dev/null || return 0
+  mkdir -p "$doc/docs" && cp "$tmp/README.md" "$doc/README.md"
+  for page in $(grep -o 'docs/[a-z-]*\.md' "$tmp/README.md" | sort -u); do
+    if (fetch "$1" "$page" "$tmp/page.md") 2>/dev/null; then cp "$tmp/page.md" "$doc/$page"; fi
+  done
+}
+if [ -f README.md ]; then install_manual .
+elif [ -n "$source" ]; then install_manual "$source"; fi
 
 case ":$PATH:" in
   *":$dest_dir:"*) ;;

@@ -11,13 +11,14 @@
  *   bun run build:release                    # all of them, into dist/release/
  *   bun run build:release linux-arm64        # some
  *
- * Beside them go install.sh, README.md and service.service: the folder is a release as it is
- * published, and `./install.sh` in it installs the binary for the machine it runs on.
+ * Beside them go install.sh, README.md with the pages of docs/, and service.service: the folder
+ * is a release as it is published, and `./install.sh` in it installs the binary for the machine
+ * it runs on.
  *
  * A target's @libsql package that `bun install` left out (it installs the host's) is fetched
  * from the npm registry at the version libsql pins, into dist/release/.addons/.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
@@ -84,4 +85,6 @@ if (import.meta.main) {
   }
   // what a release folder holds besides: the installer, the manual, the systemd unit
   for (const f of ["install.sh", "README.md", "docs/service.service"]) copyFileSync(join(root, f), join(out, basename(f)));
+  mkdirSync(join(out, "docs"), { recursive: true });
+  for (const page of readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"))) copyFileSync(join(root, "docs", page), join(out, "docs", page));
 }

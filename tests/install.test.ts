@@ -2,7 +2,7 @@
 // here), and installs it only once its SHA-256 matches the checksum file beside it, from a
 // directory or downloaded over HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root } from "./support/binary";
@@ -11,12 +11,15 @@ const PLATFORMS = ["linux-x64", "linux-arm64", "linux-x64-musl"];
 let dir: string;
 let release: string;
 let server: ReturnType<typeof Bun.serve>;
+/** Where install.sh puts the manual (HOME is `dir`). */
+let doc: string;
 
 const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "service-install-"));
   release = join(dir, "release");
+  doc = join(dir, ".local/share/doc/service");
   mkdirSync(release);
   // stand-in binaries: each says which one it is
   for (const p of PLATFORMS) {
@@ -24,6 +27,10 @@ beforeAll(() => {
     writeFileSync(join(release, `service-${p}`), body, { mode: 0o755 });
     writeFileSync(join(release, `service-${p}.sha256`), `${sha256(body)}  service-${p}\n`);
   }
+  // the manual: a README and a page of docs/ it links to
+  writeFileSync(join(release, "README.md"), "# the release's README\n\n[Operations](docs/operations.md)\n");
+  mkdirSync(join(release, "docs"));
+  writeFileSync(join(release, "docs/operations.md"), "# the release's operations page\n");
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => new Response(Bun.file(join(release, new URL(req.url).pathname.slice(1)))) });
 });
 afterAll(() => {
@@ -70,8 +77,9 @@ describe("install.sh", async () => {
       expect(r.installed).toContain(`service for ${platform}`);
       expect(r.out).toContain(`(service for ${platform})`); // it ran --version once installed
     }
-    // the README goes where the systemd unit's Documentation= points
-    expect(existsSync(join(dir, ".local/share/doc/service/README.md"))).toBe(true);
+    // the README goes where the systemd unit's Documentation= points, with the pages it links to
+    expect(readFileSync(join(doc, "README.md"), "utf8")).toBe(readFileSync(join(root, "README.md"), "utf8"));
+    expect(readFileSync(join(doc, "docs/operations.md"), "utf8")).toBe(readFileSync(join(root, "docs/operations.md"), "utf8"));
   });
 
   test("downloads over HTTP, checksum first", async () => {
@@ -81,20 +89,33 @@ describe("install.sh", async () => {
     expect(r.installed).toContain("service for linux-arm64");
   });
 
+  test("downloaded, the manual comes from the same place: the README and the pages of docs/ it links to", async () => {
+    rmSync(doc, { recursive: true, force: true });
+    const script = join(dir, "alone/install.sh"); // no README beside it
+    mkdirSync(join(dir, "alone"));
+    writeFileSync(script, readFileSync(join(root, "install.sh")));
+    const r = await install(machine("pi", "aarch64", glibc), { SERVICE_RELEASE_URL: `http://127.0.0.1:${server.port}` }, script);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(doc, "README.md"), "utf8")).toContain("the release's README");
+    expect(readFileSync(join(doc, "docs/operations.md"), "utf8")).toContain("the release's operations page");
+  });
+
   test("run in a release folder, it installs the binary beside it", async () => {
     const folder = join(dir, "folder");
     mkdirSync(folder);
-    for (const f of readdirSync(release)) writeFileSync(join(folder, f), readFileSync(join(release, f)));
+    cpSync(release, folder, { recursive: true });
     writeFileSync(join(folder, "install.sh"), readFileSync(join(root, "install.sh")));
+    rmSync(doc, { recursive: true, force: true });
     const r = await install(machine("pi", "aarch64", glibc), {}, join(folder, "install.sh"));
     expect(r.code).toBe(0);
     expect(r.installed).toContain("service for linux-arm64");
+    expect(readFileSync(join(doc, "docs/operations.md"), "utf8")).toContain("the release's operations page");
   });
 
   test("a binary that does not match its checksum is not installed", async () => {
     const bad = join(dir, "tampered");
     mkdirSync(bad);
-    for (const f of readdirSync(release)) writeFileSync(join(bad, f), readFileSync(join(release, f)));
+    cpSync(release, bad, { recursive: true });
     writeFileSync(join(bad, "service-linux-arm64"), "#!/bin/sh\necho evil\n");
     const r = await install(machine("pi", "aarch64", glibc), { SERVICE_RELEASE_URL: bad });
     expect(r.code).toBe(1);

@@ -1,7 +1,7 @@
 /**
  * `serve` runs without JavaScriptCore's top JIT tier (FTL). The service's hot paths wait on
  * I/O, so FTL buys no measurable throughput, but its compiled code costs about 9 MB of
- * resident memory (README, Performance). JSC reads its options from the environment only
+ * resident memory (docs/performance.md). JSC reads its options from the environment only
  * when the process starts, so the process re-executes itself once with the option set: same
  * PID, same stdio and terminal. `SERVICE_FULL_JIT=1` keeps the full JIT.
  */

@@ -1,4 +1,4 @@
-// The configuration reference of the README, written from the one schema: every key with its
+// The configuration reference of docs/configuration.md, written from the one schema: every key with its
 // environment variable, its default and its description (scripts/config-reference.ts).
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { ConfigSchema, DEFAULTS } from "./schema";
@@ -40,10 +40,10 @@ export function configReference(): string {
 export const REFERENCE_START = "<!-- config-reference: written by `bun run config:reference` from src/config/schema.ts; do not edit -->";
 export const REFERENCE_END = "<!-- /config-reference -->";
 
-/** The README with its reference section replaced by the table of the schema as it is now. */
-export function withReference(readme: string): string {
-  const start = readme.indexOf(REFERENCE_START);
-  const end = readme.indexOf(REFERENCE_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${REFERENCE_START} … ${REFERENCE_END} section`);
-  return `${readme.slice(0, start + REFERENCE_START.length)}\n${configReference()}\n${readme.slice(end)}`;
+/** The page with its reference section replaced by the table of the schema as it is now. */
+export function withReference(page: string): string {
+  const start = page.indexOf(REFERENCE_START);
+  const end = page.indexOf(REFERENCE_END);
+  if (start < 0 || end < start) throw new Error(`docs/configuration.md has no ${REFERENCE_START} … ${REFERENCE_END} section`);
+  return `${page.slice(0, start + REFERENCE_START.length)}\n${configReference()}\n${page.slice(end)}`;
 }

@@ -1,4 +1,4 @@
-// The configuration reference in README.md is written from the schema (bun run config:reference):
+// The configuration reference in docs/configuration.md is written from the schema (bun run config:reference):
 // this fails when they disagree, when a key has no description, or when a variable the schema
 // names is not the one the environment layer reads.
 import { expect, test } from "bun:test";
@@ -11,11 +11,11 @@ import { ConfigSchema } from "../../src/config/schema";
 
 const root = join(import.meta.dir, "../..");
 
-test("README.md's configuration reference is the schema's (run `bun run config:reference` after changing the schema)", () => {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  expect({ start: readme.includes(REFERENCE_START), end: readme.includes(REFERENCE_END) }).toEqual({ start: true, end: true });
+test("docs/configuration.md's configuration reference is the schema's (run `bun run config:reference` after changing the schema)", () => {
+  const page = readFileSync(join(root, "docs/configuration.md"), "utf8");
+  expect({ start: page.includes(REFERENCE_START), end: page.includes(REFERENCE_END) }).toEqual({ start: true, end: true });
   const section = (text: string) => text.slice(text.indexOf(REFERENCE_START), text.indexOf(REFERENCE_END));
-  expect(section(readme)).toBe(section(withReference(readme)));
+  expect(section(page)).toBe(section(withReference(page)));
 });
 
 test("every key of the schema has a description", () => {

@@ -3,7 +3,7 @@
 // the `hidden` and `aria-hidden` attributes, `<template>`, closed `<dialog>`, comments, and
 // inline styles (display, visibility, opacity, zero or tiny font size, zero size with overflow
 // hidden, clipping, scale(0), off-screen positions, text in the background's colour).
-// Stylesheets and scripts are not evaluated: a class can still hide text (README, Security).
+// Stylesheets and scripts are not evaluated: a class can still hide text (docs/safety.md, Security).
 import { colord, extend, type Colord } from "colord";
 import a11y from "colord/plugins/a11y";
 import names from "colord/plugins/names";

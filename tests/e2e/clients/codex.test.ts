@@ -1,5 +1,5 @@
 // The Codex CLI (`@openai/codex`, a native binary inside the npm package) against the
-// compiled binary, with the set-up the README gives: a custom provider with
+// compiled binary, with the set-up docs/clients.md gives: a custom provider with
 // wire_api = "responses" and the features that add non-function tools turned off. Codex is
 // stateless by design (store: false, the whole history each request, always streamed), so
 // chaining, conversations and background do not apply to it.
@@ -22,7 +22,7 @@ beforeAll(async () => {
   work = join(dir, "work");
   mkdirSync(home);
   mkdirSync(work);
-  // the README's config, with this service's URL
+  // the config of docs/clients.md, with this service's URL
   writeFileSync(
     join(home, "config.toml"),
     `model = "gpt-4o-mini"

@@ -1,6 +1,6 @@
 // LangChain (`@langchain/openai`, ChatOpenAI with useResponsesApi) against the compiled
 // binary. It has no conversation option of its own (modelKwargs carries one) and no
-// background mode (README).
+// background mode (docs/clients.md).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { type AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";

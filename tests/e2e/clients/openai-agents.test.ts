@@ -1,6 +1,6 @@
 // The OpenAI Agents SDK (`@openai/agents`) against the compiled binary: its runner's tool
 // loop, stateless by default, or on the server with previousResponseId or conversationId.
-// It has no background mode (README).
+// It has no background mode (docs/clients.md).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { Agent, ModelBehaviorError, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
@@ -96,7 +96,7 @@ describe("OpenAI Agents SDK", () => {
     expect(s.llm.lastChat().response_format.type).toBe("json_schema");
   });
 
-  test("a failed turn fails the run; the SDK itself drops the message (README), as it does against OpenAI", async () => {
+  test("a failed turn fails the run; the SDK itself drops the message (docs/clients.md), as it does against OpenAI", async () => {
     s.llm.enqueue({ error: { status: 400, message: "the prompt is too long" } });
     const error = await run(agent, "x").catch((e) => e);
     expect(error).toBeInstanceOf(ModelBehaviorError);

@@ -1,5 +1,5 @@
 // The Vercel AI SDK's Responses provider (`@ai-sdk/openai`, `openai.responses(...)`) against
-// the compiled binary. It has no background mode and no streamed retrieval (README).
+// the compiled binary. It has no background mode and no streamed retrieval (docs/clients.md).
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, isStepCount, jsonSchema, Output, streamText, tool } from "ai";

@@ -1,6 +1,6 @@
-// The README's named-source examples work as written: its config.json block is read from the
-// README itself, and deliveries shaped as GitHub, Gitea, Home Assistant's rest_command and
-// Uptime Kuma send them become the jobs the README says.
+// The named-source examples of docs/webhooks-and-routines.md work as written: its config.json
+// block is read from the page itself, and deliveries shaped as GitHub, Gitea, Home Assistant's
+// rest_command and Uptime Kuma send them become the jobs the page says.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -10,8 +10,8 @@ import { getJob } from "../../../src/store/jobs";
 import { startTestService, type TestService } from "../../support/harness";
 import { hook, webhookEnv } from "./support";
 
-const readme = readFileSync(resolve(import.meta.dir, "../../../README.md"), "utf8");
-const block = /<!-- example: webhook sources -->\s*```json\n([\s\S]*?)```/.exec(readme)?.[1];
+const page = readFileSync(resolve(import.meta.dir, "../../../docs/webhooks-and-routines.md"), "utf8");
+const block = /<!-- example: webhook sources -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
 const config = JSON.parse(block ?? "null");
 const secret = (name: string) => config.http.sources[name].secret as string;
 const hmac = (key: string, body: string) => createHmac("sha256", key).update(body).digest("hex");
@@ -20,7 +20,7 @@ let t: TestService;
 let home: string;
 
 beforeAll(async () => {
-  home = join(mkdtempSync(join(tmpdir(), "service-readme-sources-")), "home");
+  home = join(mkdtempSync(join(tmpdir(), "service-documented-sources-")), "home");
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, "config.json"), JSON.stringify(config));
   t = await startTestService({ env: webhookEnv(), keepHome: home });
@@ -37,7 +37,7 @@ async function deliver(path: string, init: Parameters<typeof hook>[2]) {
   return (await getJob(t.service.services.db, r.body.job_id))!;
 }
 
-test("the README has the example block", () => {
+test("docs/webhooks-and-routines.md has the example block", () => {
   expect(Object.keys(config.http.sources)).toEqual(["github", "gitea", "homeassistant", "uptime-kuma"]);
 });
 
