@@ -1,5 +1,6 @@
-// Writes the configuration reference of docs/configuration.md from the config schema (`bun run config:reference`).
-// tests/config/reference.test.ts fails when that page and the schema disagree.
+// Writes the configuration reference of docs/configuration.md from the config schema
+// (`bun run config:reference`). tests/config/reference.test.ts fails when that page and the
+// schema disagree.
 import { readFileSync, writeFileSync } from "node:fs";
 import { withReference } from "../src/config/reference";
 

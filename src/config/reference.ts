@@ -1,5 +1,5 @@
-// The configuration reference of docs/configuration.md, written from the one schema: every key with its
-// environment variable, its default and its description (scripts/config-reference.ts).
+// The configuration reference of docs/configuration.md, written from the one schema: every key
+// with its environment variable, its default and its description (scripts/config-reference.ts).
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { ConfigSchema, DEFAULTS } from "./schema";
 

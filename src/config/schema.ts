@@ -28,7 +28,8 @@ export type WebhookSource = Static<typeof WebhookSource>;
 /**
  * The one shape of the service's configuration; `config.json` holds any part of it. Every key
  * carries a `description` and, when the environment can set it, its variable (`env`); the
- * configuration reference of docs/configuration.md is written from them (scripts/config-reference.ts).
+ * configuration reference of docs/configuration.md is written from them
+ * (scripts/config-reference.ts).
  * `defaultText` stands for a default that is not a value of DEFAULTS.
  */
 export const ConfigSchema = Type.Object({
