@@ -6,7 +6,7 @@ import { openDatabase } from "../store/db";
 import type { Role } from "../store/users";
 import { parseSubcommand, UsageError } from "./args";
 import { findInstance } from "./instance";
-import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
+import { ApiError, ChatClient, ConnectionError } from "../client/http";
 
 export const USERS_USAGE = `Usage: service users <command> [options]
 

@@ -1,5 +1,5 @@
 // The shapes of the local chat endpoints (src/gateway/chat.ts, events.ts, approvals.ts), in
-// one place for the server and its two clients: the web UI (src/gateway/web) and the TUI.
+// one place for the server and its two clients: the web UI (src/web) and the TUI.
 // The clients import the types only (`import type`), so TypeBox stays out of the browser bundle.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { ApprovalDecision } from "../conversation/items";

@@ -1,7 +1,7 @@
 // The Activity page: turns running now that something else than the chat started (the
 // Responses API, webhook jobs, routines), recent webhook jobs and routine runs with their
 // status. Self-contained: main.ts routes to it and passes it the event stream's events.
-import type { ChatEvent } from "../chat-wire";
+import type { ChatEvent } from "../gateway/chat-wire";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import "./usage.css";

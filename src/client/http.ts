@@ -1,8 +1,8 @@
 // The chat API as its two clients use it: the web UI (in the browser) and the TUI. Nothing
 // here may need Node, Bun or TypeBox at run time: the browser bundle includes this module.
-import type { Accepted, Compacted, Decision, History, PendingApproval, ThreadSummary } from "../chat-wire";
+import type { Accepted, Compacted, Decision, History, PendingApproval, ThreadSummary } from "../gateway/chat-wire";
 import { followEvents, type FollowOptions } from "./sse";
-import type { StatusReply } from "../../api/status-reply";
+import type { StatusReply } from "../api/status-reply";
 
 /** The service answered with an error status; `message` is meant for a person. */
 export class ApiError extends Error {

@@ -1,6 +1,6 @@
 // The routines API as its clients use it: the web UI's Routines page, the TUI's /routines and
 // `service routines`. Browser-safe, like the chat client it rides on.
-import type { RoutineCreate, RoutinePatch, RoutineRecord, RunRecord, SchedulePreview } from "../../routines/wire";
+import type { RoutineCreate, RoutinePatch, RoutineRecord, RunRecord, SchedulePreview } from "../routines/wire";
 import type { ChatClient } from "./http";
 
 const q = encodeURIComponent;

@@ -1,7 +1,7 @@
 // The Usage page: what turns cost, per day as a chart (Chart.js), grouped as a table, and the
 // budgets in force with a warning from 80 % on. Self-contained: main.ts only routes to it.
 import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip } from "chart.js";
-import type { UsageReport } from "../../usage/wire";
+import type { UsageReport } from "../usage/wire";
 import { api } from "./api";
 import { fill, h } from "./dom";
 import "./usage.css";

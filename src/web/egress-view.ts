@@ -1,7 +1,7 @@
 // The Egress page: every call that could carry the user's data out of the box and ran (GET
 // /api/egress), newest first: the tool, where the data could go, the conversation, when, and
 // who or what let it go. Self-contained: main.ts routes to it.
-import type { EgressList, EgressRecord } from "../egress-wire";
+import type { EgressList, EgressRecord } from "../gateway/egress-wire";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import "./usage.css";

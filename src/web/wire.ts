@@ -1,7 +1,7 @@
 // What the gateway's /api routes answer, as the web UI reads it. The chat shapes are the
 // server's own (type-only imports leave nothing in the bundle); the memory shapes mirror
 // src/gateway/memory.ts.
-export type { Accepted, ChatEvent, Compacted, Decision, History, HistoryItem, PendingApproval, ThreadSummary } from "../chat-wire";
+export type { Accepted, ChatEvent, Compacted, Decision, History, HistoryItem, PendingApproval, ThreadSummary } from "../gateway/chat-wire";
 
 export interface MemoryDocument {
   path: string;
