@@ -1,14 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
-import { NotFound } from "../errors";
 import { promptFacts, type DecisionRecord } from "../store/chat-threads";
 import { getGate, listApprovalGates, listThreads, type Gate } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
-import { Decision, type PendingApproval } from "./chat-wire";
+import { Decision, ThreadParams, type PendingApproval } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 
 export const DecisionBody = Type.Object(
@@ -44,7 +42,6 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
       async ({ params, body, principal }) => {
         takeTurnBudget(s, principal);
         const threadId = params.thread_id;
-        if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // the decision is kept with the turn it resumes, so that the thread's record shows it
         const gate = await getGate(s.db, threadId);
         const meta = gate?.kind === "approval" ? { approval: { ...decisionRecord(gate, body.decision, principal.userId), ...(await promptFacts(s.db, threadId)) } } : undefined;
@@ -78,7 +75,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
               : null,
         };
       },
-      { parse: authedJson(s), body: DecisionBody },
+      { parse: authedJson(s), params: ThreadParams, body: DecisionBody },
     );
 }
 

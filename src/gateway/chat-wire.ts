@@ -2,9 +2,15 @@
 // one place for the server and its two clients: the web UI (src/web) and the TUI.
 // The clients import the types only (`import type`), so TypeBox stays out of the browser bundle.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { UUID_PATTERN } from "../conversation/ids";
 import { ApprovalDecision } from "../conversation/items";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A thread named by a request (path, query or body): malformed is a 400 before anything runs. */
+export const ThreadId = Type.String({ pattern: UUID_PATTERN, error: "must be a thread UUID." });
+/** The path parameters of `/api/chat/threads/{thread_id}…` and `/api/chat/approvals/{thread_id}`. */
+export const ThreadParams = Type.Object({ thread_id: ThreadId });
 const Ids = { thread_id: Type.String(), response_id: Type.String() };
 
 /** What an approval prompt shows besides the tool and its arguments. */

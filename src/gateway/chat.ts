@@ -1,31 +1,30 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
 import type { Principal } from "../auth/principal";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import { sseResponse } from "../http/sse";
 import { isoFromSeconds } from "../http/time";
 import type { Services } from "../services";
-import { InvalidRequest, NotFound, TurnError, UpstreamFailure } from "../errors";
+import { InvalidRequest, NotFound, ThreadNotFound, TurnError, UpstreamFailure } from "../errors";
 import { renameThread, searchThreads } from "../store/chat-threads";
-import { getThread, listThreads, type ThreadListing, type ThreadRow } from "../store/conversations";
+import { listThreads, ownThread, type ThreadListing, type ThreadRow } from "../store/conversations";
 import { threadHistory } from "./chat-history";
-import type { Compacted, History, ThreadSummary } from "./chat-wire";
+import { ThreadId, ThreadParams, type Compacted, type History, type ThreadSummary } from "./chat-wire";
 import { compactionMark, type ChatEventHub } from "./events";
 import { said } from "../agent/turn-types";
 
 const text = { minLength: 1, error: "is required and must be a non-empty string." };
-const threadField = Type.Optional(Type.String({ error: "must be a thread UUID." }));
+const threadField = Type.Optional(ThreadId);
 const ChatBody = Type.Object({ message: Type.String(text), thread_id: threadField }, { additionalProperties: true });
 const SendBody = Type.Object({ content: Type.String(text), thread_id: threadField }, { additionalProperties: true });
 const RenameBody = Type.Object({ title: Type.String({ error: "is required and must be a string." }) }, { additionalProperties: true });
+const HistoryQuery = Type.Object({ thread_id: ThreadId }, { additionalProperties: true });
 
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services, events: ChatEventHub) {
   /** A turn of the chat; `background` when its caller is answered before it ends (202), so that it is stored first. */
   const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
-    if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     takeTurnBudget(s, p);
     return s.agent.start({
       channel: "chat",
@@ -75,7 +74,6 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       "/api/chat/threads/:thread_id/compact",
       async ({ params, principal, request }) => {
         const threadId = params.thread_id;
-        if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
         takeTurnBudget(s, principal);
         try {
           const item = await s.agent.compact(principal.userId, threadId, request.signal);
@@ -88,38 +86,40 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
           throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }
       },
-      { parse: "none" },
+      { parse: "none", params: ThreadParams },
     )
     // the thread with its responses (404 after), gates and items: the same as deleting its conversation
-    .delete("/api/chat/threads/:thread_id", async ({ principal, params }) => {
-      if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-      if (!(await s.agent.deleteThread(principal.userId, params.thread_id))) throw new NotFound(`No thread found with id ${params.thread_id}.`);
-      return new Response(null, { status: 204 });
-    })
-    .get("/api/chat/history", async ({ principal, query }): Promise<History> => {
-      const threadId = String(query.thread_id ?? "");
-      if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-      return threadHistory(s.db, await ownThread(s, principal, threadId), (id) => events.isRunning(id));
-    })
+    .delete(
+      "/api/chat/threads/:thread_id",
+      async ({ principal, params }) => {
+        if (!(await s.agent.deleteThread(principal.userId, params.thread_id))) throw new ThreadNotFound(params.thread_id);
+        return new Response(null, { status: 204 });
+      },
+      { params: ThreadParams },
+    )
+    .get(
+      "/api/chat/history",
+      async ({ principal, query }): Promise<History> => threadHistory(s.db, await chatThread(s, principal, query.thread_id), (id) => events.isRunning(id)),
+      { query: HistoryQuery },
+    )
     .patch(
       "/api/chat/threads/:thread_id",
       async ({ principal, params, body }): Promise<ThreadSummary> => {
-        if (!isUuid(params.thread_id)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
         const title = body.title.replace(/\s+/g, " ").trim();
         if (!title) throw new InvalidRequest("`title` must not be empty.");
         if (title.length > 200) throw new InvalidRequest("`title` must be at most 200 characters.");
-        const thread = await ownThread(s, principal, params.thread_id);
+        const thread = await chatThread(s, principal, params.thread_id);
         await renameThread(s.db, thread.id, title);
         return summary({ ...thread, title });
       },
-      { parse: authedJson(s), body: RenameBody },
+      { parse: authedJson(s), params: ThreadParams, body: RenameBody },
     );
 }
 
 /** The user's thread, or 404 (someone else's reads as none). */
-export async function ownThread(s: Services, p: Principal, threadId: string): Promise<ThreadRow> {
-  const thread = await getThread(s.db, threadId);
-  if (!thread || thread.userId !== p.userId) throw new NotFound(`No thread found with id ${threadId}.`);
+export async function chatThread(s: Services, p: Principal, threadId: string): Promise<ThreadRow> {
+  const thread = await ownThread(s.db, p.userId, threadId);
+  if (!thread) throw new ThreadNotFound(threadId);
   return thread;
 }
 
