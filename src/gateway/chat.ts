@@ -6,7 +6,7 @@ import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import { sseResponse } from "../http/sse";
 import { isoFromSeconds } from "../http/time";
 import type { Services } from "../services";
-import { InvalidRequest, NotFound, ThreadNotFound, TurnError, UpstreamFailure } from "../errors";
+import { InvalidRequest, ThreadNotFound, TurnError, UpstreamFailure } from "../errors";
 import { renameThread, searchThreads } from "../store/chat-threads";
 import { listThreads, ownThread, type ThreadListing, type ThreadRow } from "../store/conversations";
 import { threadHistory } from "./chat-history";
