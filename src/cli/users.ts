@@ -1,3 +1,4 @@
+import type { TUnsafe } from "@sinclair/typebox";
 import { UserAdmin, type UserPatch, type UserRecord } from "../auth/users";
 import { configuredInstanceToken, databaseUrl, loadConfig, servicePaths, type Env, type Paths } from "../config/load";
 import type { Config } from "../config/schema";
@@ -161,7 +162,7 @@ function overHttp(url: string, token: string): Users {
   const base = "/api/webchat/v2/admin/users";
   const call = async <T>(method: string, path = "", body?: unknown): Promise<T> => {
     try {
-      return await client.request<T>(method, base + path, body);
+      return await client.request<TUnsafe<T>>(method, base + path, body);
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) throw new Failure(`the service at ${url} refused the instance token: is it the one serve uses?`);
       if (e instanceof ConnectionError) throw new Failure(`cannot reach the service at ${url}: ${String((e.cause as Error)?.message ?? e.message)}`);

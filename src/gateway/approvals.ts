@@ -6,7 +6,7 @@ import type { Services } from "../services";
 import { promptFacts, type DecisionRecord } from "../store/chat-threads";
 import { getGate, listApprovalGates, listThreads, type Gate } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
-import { Decision, ThreadParams, type PendingApproval } from "./chat-wire";
+import { ApprovalList, Decision, DecisionReply, ThreadParams } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 
 export const DecisionBody = Type.Object(
@@ -21,7 +21,7 @@ export const DecisionBody = Type.Object(
 export function approvalRoutes(s: Services, events: ChatEventHub) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
-    .get("/api/chat/approvals", async ({ principal }): Promise<{ approvals: PendingApproval[] }> => {
+    .get("/api/chat/approvals", async ({ principal }) => {
       const gates = await listApprovalGates(s.db, principal.userId);
       const titles = new Map((await listThreads(s.db, principal.userId)).map((t) => [t.id, t.title]));
       return {
@@ -36,10 +36,10 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
           created_at: isoFromSeconds(g.createdAt),
         })),
       };
-    })
+    }, { response: ApprovalList })
     .post(
       "/api/chat/approvals/:thread_id",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal }): Promise<DecisionReply> => {
         takeTurnBudget(s, principal);
         const threadId = params.thread_id;
         // the decision is kept with the turn it resumes, so that the thread's record shows it
@@ -75,7 +75,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
               : null,
         };
       },
-      { parse: authedJson(s), params: ThreadParams, body: DecisionBody },
+      { parse: authedJson(s), params: ThreadParams, body: DecisionBody, response: DecisionReply },
     );
 }
 

@@ -8,7 +8,7 @@ import { forkLastTurn, switchBranch, unfork } from "../store/branches";
 import { getGate } from "../store/conversations";
 import { chatThread } from "./chat";
 import { threadHistory } from "./chat-history";
-import { SwitchBranch, ThreadParams, type Accepted, type History } from "./chat-wire";
+import { Accepted, History, SwitchBranch, ThreadParams } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 import { said } from "../agent/turn-types";
 
@@ -27,7 +27,7 @@ const WAITING = "This conversation waits for a decision on a tool call: approve 
  */
 export function branchRoutes(s: Services, events: ChatEventHub) {
   /** Sets the last turn aside and answers its message again (or `content` instead); 202 as /api/chat/send. */
-  const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Response> => {
+  const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Accepted> => {
     await chatThread(s, p, threadId);
     takeTurnBudget(s, p);
     const forked = await s.agent.withThread(threadId, async () => {
@@ -54,17 +54,21 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
     }
     const { turn, result } = started;
     void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
-    const accepted: Accepted = { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" };
-    return Response.json(accepted, { status: 202 });
+    return { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" };
   };
 
   return new Elysia({ name: "chat-branches" })
     .use(requireAuth(s))
-    .post("/api/chat/threads/:thread_id/regenerate", ({ principal, params }) => answerAgain(principal, params.thread_id), { parse: "none", params: ThreadParams })
-    .post("/api/chat/threads/:thread_id/edit", ({ principal, params, body }) => answerAgain(principal, params.thread_id, body.content), {
+    .post("/api/chat/threads/:thread_id/regenerate", async ({ principal, params, status }) => status(202, await answerAgain(principal, params.thread_id)), {
+      parse: "none",
+      params: ThreadParams,
+      response: { 202: Accepted },
+    })
+    .post("/api/chat/threads/:thread_id/edit", async ({ principal, params, body, status }) => status(202, await answerAgain(principal, params.thread_id, body.content)), {
       parse: authedJson(s),
       params: ThreadParams,
       body: EditBody,
+      response: { 202: Accepted },
     })
     .post(
       "/api/chat/threads/:thread_id/branches",
@@ -79,6 +83,6 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
         });
         return threadHistory(s.db, thread, (id) => events.isRunning(id));
       },
-      { parse: authedJson(s), params: ThreadParams, body: SwitchBody },
+      { parse: authedJson(s), params: ThreadParams, body: SwitchBody, response: History },
     );
 }

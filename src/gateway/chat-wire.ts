@@ -215,3 +215,26 @@ export type Accepted = Static<typeof Accepted>;
 /** POST /api/chat/approvals/{thread_id}: the body's `decision`. */
 export const Decision = ApprovalDecision;
 export type Decision = ApprovalDecision;
+
+/** GET /api/chat/threads */
+export const ThreadList = Type.Object({ threads: Type.Array(ThreadSummary) });
+/** GET /api/chat/approvals */
+export const ApprovalList = Type.Object({ approvals: Type.Array(PendingApproval) });
+
+const TurnStatus = Type.String();
+const TurnFailure = Nullable(Type.Object({ code: Nullable(Type.String()), message: Type.String() }));
+
+/** POST /api/chat: the answer, once the turn has ended. */
+export const ChatReply = Type.Object({ ...Ids, response: Type.String(), status: TurnStatus, error: TurnFailure });
+export type ChatReply = Static<typeof ChatReply>;
+
+/** POST /api/chat/approvals/{thread_id}: the turn the decision resumed, once it stops again. */
+export const DecisionReply = Type.Object({
+  ...Ids,
+  status: TurnStatus,
+  output_text: Type.String(),
+  error: TurnFailure,
+  /** The continued turn stopped at the next call that needs approval. */
+  pending_approval: Nullable(Type.Object({ call_id: Type.String(), tool: Type.String(), arguments: Type.String() })),
+});
+export type DecisionReply = Static<typeof DecisionReply>;

@@ -10,7 +10,7 @@ import { InvalidRequest, ThreadNotFound, TurnError, UpstreamFailure } from "../e
 import { renameThread, searchThreads } from "../store/chat-threads";
 import { listThreads, ownThread, type ThreadListing, type ThreadRow } from "../store/conversations";
 import { threadHistory } from "./chat-history";
-import { ThreadId, ThreadParams, type Compacted, type History, type ThreadSummary } from "./chat-wire";
+import { Accepted, ChatReply, Compacted, History, ThreadId, ThreadList, ThreadParams, ThreadSummary } from "./chat-wire";
 import { compactionMark, type ChatEventHub } from "./events";
 import { said } from "../agent/turn-types";
 
@@ -42,23 +42,20 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     .use(requireAuth(s))
     .post(
       "/api/chat",
-      async ({ body, principal }) => {
+      async ({ body, principal }): Promise<ChatReply> => {
         const r = await (await start(principal, body.message, body.thread_id, s.turnTimeoutMs)).result;
         return { thread_id: r.threadId, response_id: r.id, response: answerText(r), status: r.status, error: r.error };
       },
-      { parse: authedJson(s), body: ChatBody },
+      { parse: authedJson(s), body: ChatBody, response: ChatReply },
     )
     .post(
       "/api/chat/send",
-      async ({ body, principal }) => {
+      async ({ body, principal, status }) => {
         const { turn, result } = await start(principal, body.content, body.thread_id, s.backgroundTurnTimeoutMs, true);
         void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
-        return Response.json(
-          { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" },
-          { status: 202 },
-        );
+        return status(202, { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" as const });
       },
-      { parse: authedJson(s), body: SendBody },
+      { parse: authedJson(s), body: SendBody, response: { 202: Accepted } },
     )
     .get("/api/chat/events", ({ principal, request }) => {
       const authorization = request.headers.get("authorization");
@@ -66,10 +63,14 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       return sseResponse((send) => events.subscribe(principal.userId, send), "connected", { signal: request.signal, stillAllowed });
     })
     // `q`: only the threads whose title or messages hold it
-    .get("/api/chat/threads", async ({ principal, query }): Promise<{ threads: ThreadSummary[] }> => {
-      const q = typeof query.q === "string" ? query.q.trim() : "";
-      return { threads: (q ? await searchThreads(s.db, principal.userId, q) : await listThreads(s.db, principal.userId)).map(summary) };
-    })
+    .get(
+      "/api/chat/threads",
+      async ({ principal, query }) => {
+        const q = typeof query.q === "string" ? query.q.trim() : "";
+        return { threads: (q ? await searchThreads(s.db, principal.userId, q) : await listThreads(s.db, principal.userId)).map(summary) };
+      },
+      { response: ThreadList },
+    )
     .post(
       "/api/chat/threads/:thread_id/compact",
       async ({ params, principal, request }) => {
@@ -86,7 +87,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
           throw e instanceof TurnError ? UpstreamFailure.fromTurn(e) : e;
         }
       },
-      { parse: "none", params: ThreadParams },
+      { parse: "none", params: ThreadParams, response: Compacted },
     )
     // the thread with its responses (404 after), gates and items: the same as deleting its conversation
     .delete(
@@ -100,7 +101,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
     .get(
       "/api/chat/history",
       async ({ principal, query }): Promise<History> => threadHistory(s.db, await chatThread(s, principal, query.thread_id), (id) => events.isRunning(id)),
-      { query: HistoryQuery },
+      { query: HistoryQuery, response: History },
     )
     .patch(
       "/api/chat/threads/:thread_id",
@@ -112,7 +113,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
         await renameThread(s.db, thread.id, title);
         return summary({ ...thread, title });
       },
-      { parse: authedJson(s), params: ThreadParams, body: RenameBody },
+      { parse: authedJson(s), params: ThreadParams, body: RenameBody, response: ThreadSummary },
     );
 }
 

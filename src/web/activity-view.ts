@@ -1,6 +1,7 @@
 // The Activity page: turns running now that something else than the chat started (the
 // Responses API, webhook jobs, routines), recent webhook jobs and routine runs with their
 // status. Self-contained: main.ts routes to it and passes it the event stream's events.
+import type { TUnsafe } from "@sinclair/typebox";
 import type { ChatEvent } from "../gateway/chat-wire";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
@@ -73,7 +74,7 @@ export class ActivityView {
   async refresh(): Promise<void> {
     const seq = ++this.#seq;
     try {
-      const [{ jobs }, runs] = await Promise.all([api.request<{ jobs: JobRecord[] }>("GET", "/api/jobs"), this.#routineRuns()]);
+      const [{ jobs }, runs] = await Promise.all([api.request<TUnsafe<{ jobs: JobRecord[] }>>("GET", "/api/jobs"), this.#routineRuns()]);
       if (seq !== this.#seq) return;
       this.#error.hidden = true;
       this.#renderJobs(jobs);
@@ -89,12 +90,12 @@ export class ActivityView {
   async #routineRuns(): Promise<(RoutineRun & { routine: string })[] | undefined> {
     let routines: Routine[];
     try {
-      routines = (await api.request<{ routines: Routine[] }>("GET", "/api/routines")).routines;
+      routines = (await api.request<TUnsafe<{ routines: Routine[] }>>("GET", "/api/routines")).routines;
     } catch {
       return undefined;
     }
     const runs = await Promise.all(
-      routines.map(async (r) => (await api.request<{ runs: RoutineRun[] }>("GET", `/api/routines/${encodeURIComponent(r.id)}/runs`)).runs.slice(0, 10).map((run) => ({ ...run, routine: r.name }))),
+      routines.map(async (r) => (await api.request<TUnsafe<{ runs: RoutineRun[] }>>("GET", `/api/routines/${encodeURIComponent(r.id)}/runs`)).runs.slice(0, 10).map((run) => ({ ...run, routine: r.name }))),
     );
     return runs.flat().sort((a, b) => b.scheduled_for.localeCompare(a.scheduled_for)).slice(0, 50);
   }

@@ -49,7 +49,7 @@ export class EgressView {
     const seq = ++this.#seq;
     const before = older ? this.#rows.at(-1)?.id : undefined;
     try {
-      const page = await api.request<EgressList>("GET", `/api/egress?limit=${PAGE}${before ? `&before=${before}` : ""}`);
+      const page = await api.request<typeof EgressList>("GET", `/api/egress?limit=${PAGE}${before ? `&before=${before}` : ""}`);
       if (seq !== this.#seq) return;
       this.#rows = [...this.#rows, ...page.egress];
       this.#more.hidden = !page.has_more;

@@ -67,8 +67,8 @@ export class UsageView {
     const q = `from=${day(from)}&to=${day(now)}`;
     try {
       const [byDay, grouped] = await Promise.all([
-        api.request<UsageReport>("GET", `/api/usage?${q}&group_by=day`),
-        api.request<UsageReport>("GET", `/api/usage?${q}&group_by=${this.#group.value}`),
+        api.request<typeof UsageReport>("GET", `/api/usage?${q}&group_by=day`),
+        api.request<typeof UsageReport>("GET", `/api/usage?${q}&group_by=${this.#group.value}`),
       ]);
       if (seq !== this.#seq) return;
       this.#error.hidden = true;

@@ -1,23 +1,4 @@
-// What the gateway's /api routes answer, as the web UI reads it. The chat shapes are the
-// server's own (type-only imports leave nothing in the bundle); the memory shapes mirror
-// src/gateway/memory.ts.
+// What the gateway's /api routes answer, as the web UI reads it: the server's own schemas'
+// types (type-only imports leave nothing in the bundle).
 export type { Accepted, ChatEvent, Compacted, Decision, History, HistoryItem, PendingApproval, ThreadSummary } from "../gateway/chat-wire";
-
-export interface MemoryDocument {
-  path: string;
-  size: number;
-  updated_at: number | string;
-}
-
-export interface MemoryHit {
-  path: string;
-  snippet: string;
-  score: number;
-}
-
-export interface MemoryFile {
-  path: string;
-  content: string;
-  created_at: number | string;
-  updated_at: number | string;
-}
+export type { MemoryDocument, MemoryFile, MemoryHit } from "../gateway/memory-wire";
