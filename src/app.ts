@@ -53,7 +53,8 @@ export function createApp(s: Services) {
         const cause = (error as Error).cause;
         return errorResponse(cause instanceof ServiceError ? cause : new InvalidRequest("The request body is not valid JSON."));
       }
-      if (code === "VALIDATION") return errorResponse(invalidBody(schemaOf(error.validator), error.value));
+      // a reply that breaks its route's declared `response` is the service's fault (500), not the caller's
+      if (code === "VALIDATION" && error.type !== "response") return errorResponse(invalidBody(schemaOf(error.validator), error.value));
       return errorResponse(error, s.log);
     })
     .use(statusRoutes(s))

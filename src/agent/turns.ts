@@ -11,7 +11,7 @@ import { ThreadCache } from "../context/thread-cache";
 import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, getThread, type Gate, type TurnRecord, getResponse, loadResponseItems, storeTurnItems, deleteItem, type ResponseRow } from "../store/conversations";
+import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, ownThread, type Gate, type TurnRecord, getResponse, loadResponseItems, storeTurnItems, deleteItem, type ResponseRow } from "../store/conversations";
 import { storeUnavailable, type Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
@@ -191,8 +191,8 @@ export class Agent {
    */
   async compact(userId: string, threadId: string, signal: AbortSignal): Promise<CompactionItem | undefined> {
     return this.withThread(threadId, async () => {
-      const thread = await getThread(this.deps.db, threadId);
-      if (!thread || thread.userId !== userId) throw new ThreadNotFound(threadId);
+      const thread = await ownThread(this.deps.db, userId, threadId);
+      if (!thread) throw new ThreadNotFound(threadId);
       const gate = await getGate(this.deps.db, threadId);
       const { context } = await this.#context({ userId, messages: [], toolOutputs: [] }, threadId, await this.#threads.load(this.deps.db, thread), gate, undefined);
       return (await context.compact(signal)).item;
@@ -222,9 +222,9 @@ export class Agent {
   async #view(req: ViewRequest) {
     const { db } = this.deps;
     if (!req.threadId) return this.#context(req, newUuid(), undefined, undefined, undefined, undefined, false);
-    const thread = await getThread(db, req.threadId);
+    const thread = await ownThread(db, req.userId, req.threadId);
     const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
-    if (!thread || thread.userId !== req.userId || previousGone) throw new ThreadNotFound(req.threadId);
+    if (!thread || previousGone) throw new ThreadNotFound(req.threadId);
     const gate = await getGate(db, thread.id);
     const tools = thread.tools ?? undefined;
     return this.#context(req, thread.id, await this.#threads.load(db, thread), gate, tools, undefined, false);
@@ -237,8 +237,7 @@ export class Agent {
    * False when the thread is not the user's.
    */
   async deleteThread(userId: string, threadId: string): Promise<boolean> {
-    const thread = await getThread(this.deps.db, threadId);
-    if (!thread || thread.userId !== userId) return false;
+    if (!(await ownThread(this.deps.db, userId, threadId))) return false;
     await this.#running.stopWhile((t) => t.threadId === threadId, "not_found", "The conversation was deleted.", () =>
       this.withThread(threadId, () => deleteThread(this.deps.db, threadId)),
     );
@@ -279,9 +278,9 @@ export class Agent {
       checkResume(req.input, undefined, this.deps.gateUrl(threadId));
       return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(view, threadId, undefined, undefined, undefined, deadline)) };
     }
-    const thread = await getThread(db, threadId);
+    const thread = await ownThread(db, req.userId, threadId);
     const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
-    if (!thread || thread.userId !== req.userId || previousGone) throw new ThreadNotFound(threadId);
+    if (!thread || previousGone) throw new ThreadNotFound(threadId);
     const gate = await getGate(db, threadId);
     checkResume(req.input, gate, this.deps.gateUrl(threadId));
     const tools = thread.tools ?? undefined;

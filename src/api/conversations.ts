@@ -6,7 +6,7 @@ import { conversationId, newUuid, threadOfConversation } from "../conversation/i
 import type { ConversationItem } from "../conversation/items";
 import type { Principal } from "../auth/principal";
 import { InvalidRequest, NotFound } from "../errors";
-import { appendItems, deleteItem, findItem, getGate, getThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
+import { appendItems, deleteItem, findItem, getGate, getThread, ownThread, pageItems, setThreadMetadata, type ThreadRow } from "../store/conversations";
 import { authedJson, requireAuth } from "../http/auth";
 import { itemList, itemResource } from "./responses/objects";
 import { InputItemSchema, MetadataField, type InputItemBody } from "./responses/request";
@@ -33,8 +33,8 @@ export function conversationRoutes(s: Services, prefix: string) {
   const seal = new CompactionSeal(s.home);
   const threadOf = async (id: string, p: Principal) => {
     const threadId = threadOfConversation(id);
-    const thread = threadId ? await getThread(s.db, threadId) : undefined;
-    if (!thread || thread.userId !== p.userId) throw new NotFound(`No conversation found with id ${id}.`);
+    const thread = threadId ? await ownThread(s.db, p.userId, threadId) : undefined;
+    if (!thread) throw new NotFound(`No conversation found with id ${id}.`);
     return thread;
   };
   /** Input items as stored in a conversation: system and developer messages become instruction blocks. */

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { requireAuth } from "../http/auth";
 import type { Services } from "../services";
-import type { StatusReply } from "./status-reply";
+import { StatusReply } from "./status-reply";
 
 export function statusRoutes(s: Services) {
   return new Elysia({ name: "status" })
@@ -9,7 +9,7 @@ export function statusRoutes(s: Services) {
     .use(requireAuth(s))
     .get(
       "/api/status",
-      ({ principal }): StatusReply => ({
+      ({ principal }) => ({
         status: "ok",
         version: s.version,
         uptime_s: Math.floor((Date.now() - s.startedAt) / 1000),
@@ -22,5 +22,6 @@ export function statusRoutes(s: Services) {
         },
         memory: { search: s.memory.mode, embedding_model: s.memory.embeddingModel ?? null },
       }),
+      { response: StatusReply },
     );
 }

@@ -19,6 +19,7 @@ import {
   type UserRow,
 } from "../store/users";
 import { hashToken, newToken } from "./tokens";
+import type { UserRecord } from "./user-wire";
 
 export const USER_TOKEN_PREFIX = "svc_";
 
@@ -38,11 +39,8 @@ export interface UserPatch {
 const micro = (usd: number | null) => (usd === null ? null : Math.round(usd * 1e6));
 const usd = (micro: number | null) => (micro === null ? null : micro / 1e6);
 
-/**
- * A user as the admin API and `service users` show it. `sign_in` says how they sign in: the
- * `instance_token` (the instance owner), a per-user `token`, and the SSO providers they used.
- */
-export function userRecord(u: UserRow, methods: Map<string, string[]>) {
+/** A user as the admin API and `service users` show it (auth/user-wire.ts). */
+export function userRecord(u: UserRow, methods: Map<string, string[]>): UserRecord {
   return {
     user_id: u.id,
     email: u.email,
@@ -52,11 +50,10 @@ export function userRecord(u: UserRow, methods: Map<string, string[]>) {
     created_at: u.createdAt,
     updated_at: u.updatedAt,
     sign_in: u.id === OWNER_ID ? ["instance_token", ...(methods.get(u.id) ?? [])] : (methods.get(u.id) ?? []),
-    /** What the user's turns may cost a day and a month (USD), null where no budget is set. */
     budget: { daily_usd: usd(u.budgetDailyMicroUsd), monthly_usd: usd(u.budgetMonthlyMicroUsd) },
   };
 }
-export type UserRecord = ReturnType<typeof userRecord>;
+export type { UserRecord };
 
 export class UserAdmin {
   constructor(

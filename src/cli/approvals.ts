@@ -1,6 +1,6 @@
 import { configuredInstanceToken, loadConfig, servicePaths, type Env } from "../config/load";
 import type { Decision } from "../gateway/chat-wire";
-import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
+import { ApiError, ChatClient, ConnectionError } from "../client/http";
 import { parseSubcommand, UsageError } from "./args";
 import { findInstance } from "./instance";
 

@@ -1,7 +1,7 @@
 
 import { isUuid } from "../conversation/ids";
 import { configuredInstanceToken, loadConfig, servicePaths, type Env } from "../config/load";
-import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
+import { ApiError, ChatClient, ConnectionError } from "../client/http";
 import { connectHost } from "./instance";
 import { fileLog, logFilePath } from "../tui/log";
 import { parseFlags, UsageError } from "./args";

@@ -1,6 +1,6 @@
 import { configuredInstanceToken, loadConfig, servicePaths, type Env } from "../config/load";
-import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
-import { RoutinesClient, runLine } from "../gateway/client/routines";
+import { ApiError, ChatClient, ConnectionError } from "../client/http";
+import { RoutinesClient, runLine } from "../client/routines";
 import type { RoutineCreate, RoutineRecord } from "../routines/wire";
 import { parseSubcommand, UsageError } from "./args";
 import { findInstance } from "./instance";

@@ -1,4 +1,6 @@
-import { UserAdmin, type UserPatch, type UserRecord } from "../auth/users";
+import type { Static, TSchema, TUndefined } from "@sinclair/typebox";
+import { UserAdmin, type UserPatch } from "../auth/users";
+import type { CreatedUser, NewToken, UserList, UserRecord } from "../auth/user-wire";
 import { configuredInstanceToken, databaseUrl, loadConfig, servicePaths, type Env, type Paths } from "../config/load";
 import type { Config } from "../config/schema";
 import { ServiceError } from "../errors";
@@ -6,7 +8,7 @@ import { openDatabase } from "../store/db";
 import type { Role } from "../store/users";
 import { parseSubcommand, UsageError } from "./args";
 import { findInstance } from "./instance";
-import { ApiError, ChatClient, ConnectionError } from "../gateway/client/http";
+import { ApiError, ChatClient, ConnectionError } from "../client/http";
 
 export const USERS_USAGE = `Usage: service users <command> [options]
 
@@ -159,9 +161,9 @@ async function connect(paths: Paths, env: Env, config: Config): Promise<Users> {
 function overHttp(url: string, token: string): Users {
   const client = new ChatClient({ baseUrl: url, token, fetch: (u, init) => fetch(u, { ...init, signal: AbortSignal.timeout(30_000) }) });
   const base = "/api/webchat/v2/admin/users";
-  const call = async <T>(method: string, path = "", body?: unknown): Promise<T> => {
+  const call = async <Reply extends TSchema>(method: string, path = "", body?: unknown): Promise<Static<Reply>> => {
     try {
-      return await client.request<T>(method, base + path, body);
+      return await client.request<Reply>(method, base + path, body);
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) throw new Failure(`the service at ${url} refused the instance token: is it the one serve uses?`);
       if (e instanceof ConnectionError) throw new Failure(`cannot reach the service at ${url}: ${String((e.cause as Error)?.message ?? e.message)}`);
@@ -169,11 +171,11 @@ function overHttp(url: string, token: string): Users {
     }
   };
   return {
-    list: async () => (await call<{ users: UserRecord[] }>("GET")).users,
-    create: (input) => call("POST", "", input),
-    update: (id, patch) => call("PATCH", `/${encodeURIComponent(id)}`, patch),
-    rotateToken: (id) => call("POST", `/${encodeURIComponent(id)}/token`),
-    delete: (id) => call("DELETE", `/${encodeURIComponent(id)}`),
+    list: async () => (await call<typeof UserList>("GET")).users,
+    create: (input) => call<typeof CreatedUser>("POST", "", input),
+    update: (id, patch) => call<typeof UserRecord>("PATCH", `/${encodeURIComponent(id)}`, patch),
+    rotateToken: (id) => call<typeof NewToken>("POST", `/${encodeURIComponent(id)}/token`),
+    delete: async (id) => void (await call<TUndefined>("DELETE", `/${encodeURIComponent(id)}`)),
     close: () => {},
   };
 }

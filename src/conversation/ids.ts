@@ -6,8 +6,9 @@ const hex = (bytes: number) => {
 };
 
 export const newUuid = () => crypto.randomUUID();
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** A thread or user id as the service writes them: a lower-case UUID. */
+/** A thread or user id as the service writes them: a lower-case UUID (as a schema's `pattern`). */
+export const UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
+const UUID = new RegExp(UUID_PATTERN);
 export const isUuid = (s: string) => UUID.test(s);
 export const itemId = () => `item_${hex(16)}`;
 export const callId = () => `call_${hex(16)}`;

@@ -1,14 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { isUuid } from "../conversation/ids";
 import { answerText } from "../agent/turn-types";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
-import { NotFound } from "../errors";
 import { promptFacts, type DecisionRecord } from "../store/chat-threads";
 import { getGate, listApprovalGates, listThreads, type Gate } from "../store/conversations";
 import { isoFromSeconds } from "../http/time";
-import { Decision, type PendingApproval } from "./chat-wire";
+import { ApprovalList, Decision, DecisionReply, ThreadParams } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 
 export const DecisionBody = Type.Object(
@@ -23,7 +21,7 @@ export const DecisionBody = Type.Object(
 export function approvalRoutes(s: Services, events: ChatEventHub) {
   return new Elysia({ name: "approvals" })
     .use(requireAuth(s))
-    .get("/api/chat/approvals", async ({ principal }): Promise<{ approvals: PendingApproval[] }> => {
+    .get("/api/chat/approvals", async ({ principal }) => {
       const gates = await listApprovalGates(s.db, principal.userId);
       const titles = new Map((await listThreads(s.db, principal.userId)).map((t) => [t.id, t.title]));
       return {
@@ -38,13 +36,12 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
           created_at: isoFromSeconds(g.createdAt),
         })),
       };
-    })
+    }, { response: ApprovalList })
     .post(
       "/api/chat/approvals/:thread_id",
-      async ({ params, body, principal }) => {
+      async ({ params, body, principal }): Promise<DecisionReply> => {
         takeTurnBudget(s, principal);
         const threadId = params.thread_id;
-        if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // the decision is kept with the turn it resumes, so that the thread's record shows it
         const gate = await getGate(s.db, threadId);
         const meta = gate?.kind === "approval" ? { approval: { ...decisionRecord(gate, body.decision, principal.userId), ...(await promptFacts(s.db, threadId)) } } : undefined;
@@ -78,7 +75,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
               : null,
         };
       },
-      { parse: authedJson(s), body: DecisionBody },
+      { parse: authedJson(s), params: ThreadParams, body: DecisionBody, response: DecisionReply },
     );
 }
 

@@ -1,15 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { Principal } from "../auth/principal";
-import { isUuid } from "../conversation/ids";
 import { InvalidRequest } from "../errors";
 import { authedJson, requireAuth, takeTurnBudget } from "../http/auth";
 import type { Services } from "../services";
 import { forkLastTurn, switchBranch, unfork } from "../store/branches";
 import { getGate } from "../store/conversations";
-import { ownThread } from "./chat";
+import { chatThread } from "./chat";
 import { threadHistory } from "./chat-history";
-import { SwitchBranch, type Accepted, type History } from "./chat-wire";
+import { Accepted, History, SwitchBranch, ThreadParams } from "./chat-wire";
 import type { ChatEventHub } from "./events";
 import { said } from "../agent/turn-types";
 
@@ -28,9 +27,8 @@ const WAITING = "This conversation waits for a decision on a tool call: approve 
  */
 export function branchRoutes(s: Services, events: ChatEventHub) {
   /** Sets the last turn aside and answers its message again (or `content` instead); 202 as /api/chat/send. */
-  const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Response> => {
-    if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-    await ownThread(s, p, threadId);
+  const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Accepted> => {
+    await chatThread(s, p, threadId);
     takeTurnBudget(s, p);
     const forked = await s.agent.withThread(threadId, async () => {
       if (await getGate(s.db, threadId)) throw new InvalidRequest(WAITING);
@@ -56,23 +54,27 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
     }
     const { turn, result } = started;
     void result.catch((e) => s.log.error(`chat turn ${turn.id}: ${(e as Error).message}`));
-    const accepted: Accepted = { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" };
-    return Response.json(accepted, { status: 202 });
+    return { message_id: turn.id, response_id: turn.id, thread_id: turn.threadId, status: "accepted" };
   };
 
   return new Elysia({ name: "chat-branches" })
     .use(requireAuth(s))
-    .post("/api/chat/threads/:thread_id/regenerate", ({ principal, params }) => answerAgain(principal, params.thread_id), { parse: "none" })
-    .post("/api/chat/threads/:thread_id/edit", ({ principal, params, body }) => answerAgain(principal, params.thread_id, body.content), {
+    .post("/api/chat/threads/:thread_id/regenerate", async ({ principal, params, status }) => status(202, await answerAgain(principal, params.thread_id)), {
+      parse: "none",
+      params: ThreadParams,
+      response: { 202: Accepted },
+    })
+    .post("/api/chat/threads/:thread_id/edit", async ({ principal, params, body, status }) => status(202, await answerAgain(principal, params.thread_id, body.content)), {
       parse: authedJson(s),
+      params: ThreadParams,
       body: EditBody,
+      response: { 202: Accepted },
     })
     .post(
       "/api/chat/threads/:thread_id/branches",
       async ({ principal, params, body }): Promise<History> => {
         const threadId = params.thread_id;
-        if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-        const thread = await ownThread(s, principal, threadId);
+        const thread = await chatThread(s, principal, threadId);
         await s.agent.withThread(threadId, async () => {
           if (await getGate(s.db, threadId)) throw new InvalidRequest(WAITING);
           if (!(await switchBranch(s.db, threadId, body.item_id, body.branch))) {
@@ -81,6 +83,6 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
         });
         return threadHistory(s.db, thread, (id) => events.isRunning(id));
       },
-      { parse: authedJson(s), body: SwitchBody },
+      { parse: authedJson(s), params: ThreadParams, body: SwitchBody, response: History },
     );
 }

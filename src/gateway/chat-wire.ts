@@ -1,10 +1,16 @@
 // The shapes of the local chat endpoints (src/gateway/chat.ts, events.ts, approvals.ts), in
-// one place for the server and its two clients: the web UI (src/gateway/web) and the TUI.
+// one place for the server and its two clients: the web UI (src/web) and the TUI.
 // The clients import the types only (`import type`), so TypeBox stays out of the browser bundle.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { UUID_PATTERN } from "../conversation/ids";
 import { ApprovalDecision } from "../conversation/items";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A thread named by a request (path, query or body): malformed is a 400 before anything runs. */
+export const ThreadId = Type.String({ pattern: UUID_PATTERN, error: "must be a thread UUID." });
+/** The path parameters of `/api/chat/threads/{thread_id}…` and `/api/chat/approvals/{thread_id}`. */
+export const ThreadParams = Type.Object({ thread_id: ThreadId });
 const Ids = { thread_id: Type.String(), response_id: Type.String() };
 
 /** What an approval prompt shows besides the tool and its arguments. */
@@ -209,3 +215,26 @@ export type Accepted = Static<typeof Accepted>;
 /** POST /api/chat/approvals/{thread_id}: the body's `decision`. */
 export const Decision = ApprovalDecision;
 export type Decision = ApprovalDecision;
+
+/** GET /api/chat/threads */
+export const ThreadList = Type.Object({ threads: Type.Array(ThreadSummary) });
+/** GET /api/chat/approvals */
+export const ApprovalList = Type.Object({ approvals: Type.Array(PendingApproval) });
+
+const TurnStatus = Type.String();
+const TurnFailure = Nullable(Type.Object({ code: Nullable(Type.String()), message: Type.String() }));
+
+/** POST /api/chat: the answer, once the turn has ended. */
+export const ChatReply = Type.Object({ ...Ids, response: Type.String(), status: TurnStatus, error: TurnFailure });
+export type ChatReply = Static<typeof ChatReply>;
+
+/** POST /api/chat/approvals/{thread_id}: the turn the decision resumed, once it stops again. */
+export const DecisionReply = Type.Object({
+  ...Ids,
+  status: TurnStatus,
+  output_text: Type.String(),
+  error: TurnFailure,
+  /** The continued turn stopped at the next call that needs approval. */
+  pending_approval: Nullable(Type.Object({ call_id: Type.String(), tool: Type.String(), arguments: Type.String() })),
+});
+export type DecisionReply = Static<typeof DecisionReply>;

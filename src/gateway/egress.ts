@@ -4,7 +4,7 @@ import { requireAuth } from "../http/auth";
 import { isoFromMs } from "../http/time";
 import type { Services } from "../services";
 import { listEgress, type EgressRow } from "../store/egress";
-import type { EgressList, EgressRecord } from "./egress-wire";
+import { EgressList, type EgressRecord } from "./egress-wire";
 
 const MAX_LIMIT = 200;
 
@@ -22,13 +22,13 @@ const record = (r: EgressRow): EgressRecord => ({
 export function egressRoutes(s: Services) {
   return new Elysia({ name: "egress" })
     .use(requireAuth(s))
-    .get("/api/egress", async ({ request, principal }): Promise<EgressList> => {
+    .get("/api/egress", async ({ request, principal }) => {
       const params = new URL(request.url).searchParams;
       const limit = integer(params.get("limit"), "limit", 50, MAX_LIMIT);
       const before = params.has("before") ? integer(params.get("before"), "before", 0, Number.MAX_SAFE_INTEGER) : undefined;
       const rows = await listEgress(s.db, principal.userId, { limit: limit + 1, before });
       return { egress: rows.slice(0, limit).map(record), has_more: rows.length > limit };
-    });
+    }, { response: EgressList });
 }
 
 function integer(raw: string | null, name: string, fallback: number, max: number): number {

@@ -1,7 +1,7 @@
 // The two small pages of the OAuth flow. They are served by the gateway itself, so they work
 // whatever the web UI shows: one starts a connection, one ends it.
 
-/** The web UI keeps its sign-in token here (src/gateway/web/session.ts). */
+/** The web UI keeps its sign-in token here (src/web/session.ts). */
 const TOKEN_KEY = "service.token";
 
 const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

@@ -8,7 +8,7 @@ export interface WebFile {
 }
 
 /** The web UI's source: an HTML entry point whose scripts and styles Bun bundles for the browser. */
-export const WEB_SOURCE = join(import.meta.dir, "web", "index.html");
+export const WEB_SOURCE = join(import.meta.dir, "..", "web", "index.html");
 
 /**
  * Bundles the web UI for the browser: index.html plus content-hashed files under /assets/.

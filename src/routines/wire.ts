@@ -1,6 +1,6 @@
 // The routines API's shapes: what it takes and what it answers. The web UI, the TUI and the
 // CLI import the types (type-only imports leave nothing in their bundles).
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 
 export const MAX_PROMPT = 32 * 1024;
 
@@ -41,49 +41,63 @@ export type RoutinePatch = Static<typeof RoutinePatch>;
 /** `POST /api/routines/preview`: a schedule in words and its next times, for a form's live preview. */
 export const PreviewRequest = Type.Object({ schedule: fields.schedule, timezone: Type.Optional(fields.timezone) }, { additionalProperties: false });
 
-export interface RunRecord {
-  id: string;
-  routine_id: string;
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A run of a routine: a tick that ran (a job) or was skipped. */
+export const RunRecord = Type.Object({
+  id: Type.String(),
+  routine_id: Type.String(),
   /** The tick's time; for a run asked for by hand, when it was asked. */
-  scheduled_for: string;
-  started_at: string;
-  outcome: "ran" | "skipped";
+  scheduled_for: Type.String(),
+  started_at: Type.String(),
+  outcome: Type.Union([Type.Literal("ran"), Type.Literal("skipped")]),
   /** Why it was skipped: `missed` (the service was down), `overlap` (the previous run was still going) or `budget` (the owner's budget was spent). */
-  reason: string | null;
-  job_id: string | null;
+  reason: Nullable(Type.String()),
+  job_id: Nullable(Type.String()),
   /** The job's status (queued, running, completed, failed); null for a skipped tick. */
-  status: string | null;
+  status: Nullable(Type.String()),
   /** `schedule` or `manual` (run now). */
-  trigger: "schedule" | "manual";
+  trigger: Type.Union([Type.Literal("schedule"), Type.Literal("manual")]),
   /** The agent's answer, once the job completed. */
-  response: string | null;
-  error: { code: string; message: string } | null;
-}
+  response: Nullable(Type.String()),
+  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+});
+export type RunRecord = Static<typeof RunRecord>;
 
-export interface RoutineRecord {
-  id: string;
-  name: string;
-  schedule: string;
-  timezone: string;
-  prompt: string;
-  conversation: "new" | "same";
-  callback_url: string | null;
-  enabled: boolean;
-  catch_up: "skip" | "one" | "all";
-  created_at: string;
-  updated_at: string;
+export const RoutineRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  schedule: Type.String(),
+  timezone: Type.String(),
+  prompt: Type.String(),
+  conversation: Type.Union([Type.Literal("new"), Type.Literal("same")]),
+  callback_url: Nullable(Type.String()),
+  enabled: Type.Boolean(),
+  catch_up: Type.Union([Type.Literal("skip"), Type.Literal("one"), Type.Literal("all")]),
+  created_at: Type.String(),
+  updated_at: Type.String(),
   /** The next tick, or null when paused or when an `at` has passed. */
-  next_run_at: string | null;
-  last_run: RunRecord | null;
+  next_run_at: Nullable(Type.String()),
+  last_run: Nullable(RunRecord),
   /** The schedule in words. */
-  description: string;
+  description: Type.String(),
   /** The next three ticks. */
-  next_runs: string[];
-}
+  next_runs: Type.Array(Type.String()),
+});
+export type RoutineRecord = Static<typeof RoutineRecord>;
 
-export interface SchedulePreview {
-  schedule: string;
-  timezone: string;
-  description: string;
-  next_runs: string[];
-}
+/** `POST /api/routines/preview` */
+export const SchedulePreview = Type.Object({
+  schedule: Type.String(),
+  timezone: Type.String(),
+  description: Type.String(),
+  next_runs: Type.Array(Type.String()),
+});
+export type SchedulePreview = Static<typeof SchedulePreview>;
+
+/** `GET /api/routines` */
+export const RoutineList = Type.Object({ routines: Type.Array(RoutineRecord) });
+/** `POST /api/routines/{id}/run` (202) */
+export const RunStarted = Type.Object({ run: RunRecord });
+/** `GET /api/routines/{id}/runs` */
+export const RunList = Type.Object({ runs: Type.Array(RunRecord) });

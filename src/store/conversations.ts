@@ -25,6 +25,12 @@ export type Gate = GateBase &
     | { kind: "oauth"; details: { tool: string; arguments: string; extension: string; connect_url: string } }
   );
 
+/** The thread if it is this user's: another user's thread reads as none, whatever asks. */
+export async function ownThread(db: Db, userId: string, threadId: string): Promise<ThreadRow | undefined> {
+  const thread = await getThread(db, threadId);
+  return thread?.userId === userId ? thread : undefined;
+}
+
 export async function getThread(db: Db, id: string): Promise<ThreadRow | undefined> {
   return (await db.select().from(threads).where(eq(threads.id, id)).limit(1))[0];
 }

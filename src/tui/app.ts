@@ -1,5 +1,5 @@
 import type blessed from "blessed";
-import { ChatClient } from "../gateway/client/http";
+import { ChatClient } from "../client/http";
 import { Editor } from "./editor";
 import { Layout, type Focus } from "./layout";
 import { redirectConsole } from "./log";

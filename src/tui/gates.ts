@@ -1,9 +1,9 @@
 // The gates a turn can stop at, as the TUI puts them to the user: a tool call waiting for
 // approval (a dialog that takes the a/d/A keys while it is open), and a tool waiting for its extension to be connected
 // (a notice saying which page of the web UI connects it).
-import type { ItemOf } from "../gateway/client/conversation";
-import { pendingApproval } from "../gateway/client/conversation";
-import { ApiError, type ChatClient } from "../gateway/client/http";
+import type { ItemOf } from "../client/conversation";
+import { pendingApproval } from "../client/conversation";
+import { ApiError, type ChatClient } from "../client/http";
 import type { Decision } from "../gateway/chat-wire";
 import type { Layout } from "./layout";
 import { brief, escapeTags } from "./text";

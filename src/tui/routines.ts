@@ -1,5 +1,5 @@
-import type { ChatClient } from "../gateway/client/http";
-import { RoutinesClient, runLine } from "../gateway/client/routines";
+import type { ChatClient } from "../client/http";
+import { RoutinesClient, runLine } from "../client/routines";
 import type { RoutineRecord } from "../routines/wire";
 import { brief } from "./text";
 

@@ -1,6 +1,6 @@
-import { ChatModel } from "../gateway/client/chat-model";
-import { ApiError, type ChatClient } from "../gateway/client/http";
-import type { StreamState } from "../gateway/client/sse";
+import { ChatModel } from "../client/chat-model";
+import { ApiError, type ChatClient } from "../client/http";
+import type { StreamState } from "../client/sse";
 import type { ChatEvent, History, ThreadSummary } from "../gateway/chat-wire";
 import { ApprovalPrompt } from "./gates";
 import type { Layout } from "./layout";

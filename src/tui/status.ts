@@ -1,4 +1,4 @@
-import type { StreamState } from "../gateway/client/sse";
+import type { StreamState } from "../client/sse";
 import type { ThreadSummary } from "../gateway/chat-wire";
 import type { Focus } from "./layout";
 import { fitWidth, textWidth } from "./cells";

@@ -1,5 +1,5 @@
-import { ChatModel } from "../gateway/client/chat-model";
-import type { ItemOf, ViewItem, Wording } from "../gateway/client/conversation";
+import { ChatModel } from "../client/chat-model";
+import type { ItemOf, ViewItem, Wording } from "../client/conversation";
 import type { Decision } from "../gateway/chat-wire";
 import { connectNotice } from "./gates";
 import { markdownToTags } from "./markdown";

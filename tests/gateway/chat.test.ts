@@ -242,6 +242,28 @@ describe("local chat endpoints", () => {
     expect(t.llm.chatRequests().length).toBe(requests);
   });
 
+  test("a malformed thread id is the same 400 on every route that names one, and changes nothing", async () => {
+    const requests = t.llm.chatRequests().length;
+    const envelope = { error: { message: "`thread_id` must be a thread UUID.", type: "invalid_request_error", code: null } };
+    const BAD = "NOT-A-UUID";
+    for (const [method, path, json] of [
+      ["POST", `/api/chat/approvals/${BAD}`, { decision: "approve" }],
+      ["POST", `/api/chat/threads/${BAD}/compact`, undefined],
+      ["POST", `/api/chat/threads/${BAD}/regenerate`, undefined],
+      ["POST", `/api/chat/threads/${BAD}/edit`, { content: "x" }],
+      ["POST", `/api/chat/threads/${BAD}/branches`, { item_id: "item_x", branch: 1 }],
+      ["PATCH", `/api/chat/threads/${BAD}`, { title: "x" }],
+      ["DELETE", `/api/chat/threads/${BAD}`, undefined],
+      ["GET", `/api/chat/history?thread_id=${BAD}`, undefined],
+      ["POST", "/api/chat", { message: "x", thread_id: BAD }],
+      ["POST", "/api/chat/send", { content: "x", thread_id: BAD }],
+    ] as const) {
+      const r = await t.api(path, { method, json });
+      expect({ route: `${method} ${path}`, status: r.status, body: await r.json() }).toEqual({ route: `${method} ${path}`, status: 400, body: envelope });
+    }
+    expect(t.llm.chatRequests().length).toBe(requests);
+  });
+
   test("users see only their own threads, history and events", async () => {
     const other = await t.createUser("member");
     const mine = await post(t, "/api/chat", { message: "owner's secret thread" });

@@ -230,7 +230,10 @@ describe("TOOLS_ASK: a tool that needs approval", () => {
     expect(ungated.body.error.type).toBe("invalid_request_error");
 
     expect((await decide(t, crypto.randomUUID(), "approve")).status).toBe(404);
-    expect((await decide(t, "not-a-thread", "approve")).status).toBe(404);
+    // a malformed id is a 400, as on every route that names a thread
+    const malformed = await decide(t, "not-a-thread", "approve");
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error).toEqual({ message: "`thread_id` must be a thread UUID.", type: "invalid_request_error", code: null });
 
     expect((await t.api("/api/chat/approvals", { token: null })).status).toBe(401);
     expect((await t.api(`/api/chat/approvals/${threadId}`, { method: "POST", json: { decision: "approve" }, token: null })).status).toBe(401);

@@ -1,7 +1,7 @@
 // The TUI's pure parts: raw key translation (Shift+Enter and friends), the line editor and
 // the transcript's rendering (of the chat model shared with the web UI).
 import { describe, expect, test } from "bun:test";
-import { ChatModel } from "../../src/gateway/client/chat-model";
+import { ChatModel } from "../../src/client/chat-model";
 import { InputTranslator, legacyKey } from "../../src/tui/input";
 import { Editor } from "../../src/tui/editor";
 import { escapeTags } from "../../src/tui/text";

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ChatModel } from "../../src/gateway/client/chat-model";
+import { ChatModel } from "../../src/client/chat-model";
 import { markdownToTags } from "../../src/tui/markdown";
 import { statusLine } from "../../src/tui/status";
 import { Transcript, TUI_WORDING } from "../../src/tui/transcript";

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { routinesNotice } from "../../src/tui/routines";
-import { ChatClient } from "../../src/gateway/client/http";
+import { ChatClient } from "../../src/client/http";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
 
 setDefaultTimeout(30_000);

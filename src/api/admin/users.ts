@@ -2,6 +2,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { authedJson, requireAdmin, requireAuth } from "../../http/auth";
 import type { Services } from "../../services";
+import { CreatedUser, NewToken, UserList, UserRecord } from "../../auth/user-wire";
 
 const UsdSchema = Type.Number({ minimum: 0, maximum: 1e9, error: "must be an amount in USD (0 or more)." });
 
@@ -38,13 +39,18 @@ export function adminRoutes(s: Services) {
   return new Elysia({ name: "admin" })
     .use(requireAuth(s))
     .onBeforeHandle(({ principal }) => requireAdmin(principal))
-    .get(USERS, async () => ({ users: await s.users.list() }))
-    .post(USERS, async ({ body, principal }) => s.users.create(principal, body), { parse: authedJson(s, requireAdmin), body: CreateUserRequest })
+    .get(USERS, async () => ({ users: await s.users.list() }), { response: UserList })
+    .post(USERS, async ({ body, principal }) => s.users.create(principal, body), {
+      parse: authedJson(s, requireAdmin),
+      body: CreateUserRequest,
+      response: CreatedUser,
+    })
     .patch(`${USERS}/:user_id`, async ({ body, principal, params }) => s.users.update(principal, params.user_id, body), {
       parse: authedJson(s, requireAdmin),
       body: UpdateUserRequest,
+      response: UserRecord,
     })
-    .post(`${USERS}/:user_id/token`, ({ principal, params }) => s.users.rotateToken(principal, params.user_id))
+    .post(`${USERS}/:user_id/token`, ({ principal, params }) => s.users.rotateToken(principal, params.user_id), { response: NewToken })
     .delete(`${USERS}/:user_id`, async ({ principal, params }) => {
       await s.users.delete(principal, params.user_id);
       return new Response(null, { status: 204 });

@@ -3,7 +3,7 @@ import type { ConversationItem, ImageRef } from "../../conversation/items";
 import type { InputItem } from "../../agent/turn-types";
 import { InvalidRequest } from "../../errors";
 import { attribute, wrapUntrusted } from "../../safety/injection";
-import { findItem, getGate, getThread } from "../../store/conversations";
+import { findItem, getGate, ownThread } from "../../store/conversations";
 import type { Services } from "../../services";
 import type { CompactionSeal, SealedCompaction } from "./compaction-seal";
 import { readInputFile, type FileText } from "./files";
@@ -26,8 +26,7 @@ export function inputReader(s: Services, userId: string, seal: CompactionSeal): 
     lookup: (id) => findItem(s.db, id, userId),
     openCompaction: (encrypted) => seal.open(userId, encrypted),
     awaited: async (threadId) => {
-      const thread = await getThread(s.db, threadId);
-      if (thread?.userId !== userId) return undefined;
+      if (!(await ownThread(s.db, userId, threadId))) return undefined;
       const gate = await getGate(s.db, threadId);
       return gate?.kind === "external_tool" ? gate.callId : undefined;
     },

@@ -1,6 +1,5 @@
 import { Elysia, t } from "elysia";
-import { newUuid, responseId } from "../../conversation/ids";
-import type { TurnHandle, TurnResult } from "../../agent/turn-types";
+import type { TurnResult } from "../../agent/turn-types";
 import { InvalidRequest, NotFound, ThreadNotFound, Unavailable } from "../../errors";
 import { deleteResponse, findResponse, getThread, loadResponseItems } from "../../store/conversations";
 import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
@@ -18,10 +17,7 @@ import { replaySource, responseStream } from "./stream";
 import { ListQuery, page } from "./lists";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { noUsage } from "../../usage/prices";
-
-/** The model that retrieval and cancel replies report under revision B. */
-const PLACEHOLDER_MODEL = "reborn";
+import { reportedModel } from "./model";
 
 const StoredEcho = Type.Partial(RequestEcho);
 
@@ -46,7 +42,7 @@ function responsesRoutes(
   prefix: string,
 ) {
   const revision = s.config.responses.revision;
-  const retrievedModel = revision === "A" ? "default" : PLACEHOLDER_MODEL;
+  const retrievedModel = reportedModel(revision, "retrieved");
 
   /** A request of input_tokens or compact in the agent's terms. */
   const viewOf = async (body: ViewBody, userId: string): Promise<ViewRequest> => {
@@ -133,10 +129,7 @@ function responsesRoutes(
           }
         } catch (e) {
           if (!(e instanceof ThreadNotFound)) throw e;
-          // an unknown or foreign previous response or conversation: a failed turn that reveals nothing
-          const turn = { id: responseId(newUuid(), e.threadId), threadId: e.threadId, createdAt: Math.floor(Date.now() / 1000), input: [] };
-          run = runs.start(turn, facts);
-          run.finish(notFound(turn, req.model));
+          run = runs.refused(e.threadId, facts);
           // nothing runs on, even in the background: the failed response is the answer (it is not stored)
           return req.stream ? responseStream(run) : await run.done;
         }
@@ -198,7 +191,7 @@ function responsesRoutes(
           throw new InvalidRequest(`Response ${params.id} is not in progress; only a running response can be cancelled.`);
         }
         const final = run ? await run.done : fromResult(await finished);
-        return { ...final, model: PLACEHOLDER_MODEL };
+        return { ...final, model: reportedModel(revision, "cancelled") };
       },
       { parse: "none" },
     );
@@ -209,12 +202,6 @@ const awaitedCall = (r: TurnResult) => {
   const last = r.output.at(-1);
   return last?.type === "function_call" && last.external ? last.call_id : undefined;
 };
-
-/** What a request naming a thread that is not the caller's gets: nothing of it is revealed. */
-function notFound(turn: TurnHandle, model: string): TurnResult {
-  const error = { code: "not_found" as const, message: "The previous_response_id or conversation does not name one of yours." };
-  return { ...turn, model, status: "failed", error, items: [], output: [], tools: [], usage: noUsage() };
-}
 
 /** A turn of another channel (web UI, TUI) cancelled through this API. */
 function fromResult(r: TurnResult | undefined): ResponseObject {

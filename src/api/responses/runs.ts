@@ -1,7 +1,9 @@
 import type { AgentEvent } from "../../agent/events";
 import type { TurnBus } from "../../agent/bus";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
+import { newUuid, responseId } from "../../conversation/ids";
 import type { ExternalTool } from "../../conversation/items";
+import { noUsage } from "../../usage/prices";
 import { buildResponse, type ResponseObject } from "./objects";
 import type { RequestEcho } from "./request";
 import { ResponseEventMapper, type EventSource, type SequencedEvent } from "./stream";
@@ -125,6 +127,19 @@ export class ResponseRuns {
     // started it has not taken it yet: then it is forgotten once taken
     const forget = () => void (this.#unclaimed.has(turn.id) || this.#runs.delete(turn.id));
     void run.done.then(forget, forget);
+    return run;
+  }
+
+  /**
+   * What a request naming a previous response or conversation that is not the caller's gets:
+   * a run failed `not_found` at once, with the request's facts and nothing of the thread.
+   * Nothing is stored, and nothing runs on, even in the background.
+   */
+  refused(threadId: string, facts: RunFacts): Run {
+    const turn = { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(Date.now() / 1000), input: [] };
+    const error = { code: "not_found" as const, message: "The previous_response_id or conversation does not name one of yours." };
+    const run = this.start(turn, facts);
+    run.finish({ ...turn, model: facts.model, status: "failed", error, items: [], output: [], tools: [], usage: noUsage() });
     return run;
   }
 

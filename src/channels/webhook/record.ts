@@ -1,7 +1,8 @@
 import type { JobRow } from "../../store/jobs";
+import type { JobRecord } from "./wire";
 
 /** A job as the webhook channel and the gateway's job list show it. */
-export function jobRecord(j: JobRow) {
+export function jobRecord(j: JobRow): JobRecord {
   return {
     id: j.id,
     status: j.status,

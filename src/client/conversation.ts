@@ -1,7 +1,7 @@
 // What a chat UI shows of a thread, from its stored history and the events of its live turns.
 // Pure functions: each returns a new view and leaves the one it was given as it was. The web
 // UI and the TUI render the same items, each in its own way.
-import type { BranchState, ChatEvent, Decision, History } from "../chat-wire";
+import type { BranchState, ChatEvent, Decision, History } from "../gateway/chat-wire";
 
 /** What an approval prompt shows besides the call: where its data would go, an identity file's change. */
 export interface PromptFacts {

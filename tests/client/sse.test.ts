@@ -1,9 +1,9 @@
 // The one SSE reader of both chat UIs, against a real HTTP server on loopback: events split
 // across chunks, keepalives, a stream that ends or goes silent, a refused token.
 import { afterEach, describe, expect, test } from "bun:test";
-import { ChatClient } from "../../../src/gateway/client/http";
-import { SseParser, type StreamState } from "../../../src/gateway/client/sse";
-import type { ChatEvent } from "../../../src/gateway/chat-wire";
+import { ChatClient } from "../../src/client/http";
+import { SseParser, type StreamState } from "../../src/client/sse";
+import type { ChatEvent } from "../../src/gateway/chat-wire";
 
 const event = (n: number): ChatEvent => ({ type: "message.delta", thread_id: "t", response_id: "r", item_id: "m", delta: String(n) });
 const frame = (e: ChatEvent) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;

@@ -1,5 +1,5 @@
 import { createParser } from "eventsource-parser";
-import type { ChatEvent } from "../chat-wire";
+import type { ChatEvent } from "../gateway/chat-wire";
 
 export interface SseMessage {
   event: string;

@@ -1,4 +1,4 @@
-import type { ChatEvent, History } from "../chat-wire";
+import type { ChatEvent, History } from "../gateway/chat-wire";
 import {
   applyEvent,
   cleared,

@@ -1,7 +1,7 @@
 // The Usage page: what turns cost, per day as a chart (Chart.js), grouped as a table, and the
 // budgets in force with a warning from 80 % on. Self-contained: main.ts only routes to it.
 import { BarController, BarElement, CategoryScale, Chart, LinearScale, Tooltip } from "chart.js";
-import type { UsageReport } from "../../usage/wire";
+import type { UsageReport } from "../usage/wire";
 import { api } from "./api";
 import { fill, h } from "./dom";
 import "./usage.css";
@@ -67,8 +67,8 @@ export class UsageView {
     const q = `from=${day(from)}&to=${day(now)}`;
     try {
       const [byDay, grouped] = await Promise.all([
-        api.request<UsageReport>("GET", `/api/usage?${q}&group_by=day`),
-        api.request<UsageReport>("GET", `/api/usage?${q}&group_by=${this.#group.value}`),
+        api.request<typeof UsageReport>("GET", `/api/usage?${q}&group_by=day`),
+        api.request<typeof UsageReport>("GET", `/api/usage?${q}&group_by=${this.#group.value}`),
       ]);
       if (seq !== this.#seq) return;
       this.#error.hidden = true;

@@ -1,11 +1,11 @@
-// The chat UIs' browser-free parts (src/gateway/client, shared by the web UI and the TUI): the
+// The chat UIs' browser-free parts (src/client, shared by the web UI and the TUI): the
 // SSE parser and the chat model that puts events and send replies together (the browser
 // tests cover the rest).
 import { describe, expect, test } from "bun:test";
-import { ChatModel } from "../../src/gateway/client/chat-model";
-import { SseParser } from "../../src/gateway/client/sse";
+import { ChatModel } from "../../src/client/chat-model";
+import { SseParser } from "../../src/client/sse";
 import type { ChatEvent as ServerEvent } from "../../src/gateway/events";
-import type { ChatEvent as WebEvent } from "../../src/gateway/web/wire";
+import type { ChatEvent as WebEvent } from "../../src/web/wire";
 
 // The browser's copy of the event shapes must match the server's exactly (compile-time check).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

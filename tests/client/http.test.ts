@@ -1,6 +1,6 @@
 // The one HTTP client of both chat UIs: what it sends, and how a failure reads.
 import { afterAll, describe, expect, test } from "bun:test";
-import { ApiError, ChatClient, ConnectionError } from "../../../src/gateway/client/http";
+import { ApiError, ChatClient, ConnectionError } from "../../src/client/http";
 
 const seen: { method: string; path: string; auth: string | null; body: string }[] = [];
 const server = Bun.serve({

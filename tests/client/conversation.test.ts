@@ -11,8 +11,8 @@ import {
   withHistory,
   type ThreadView,
   type ViewItem,
-} from "../../../src/gateway/client/conversation";
-import type { ChatEvent, History } from "../../../src/gateway/chat-wire";
+} from "../../src/client/conversation";
+import type { ChatEvent, History } from "../../src/gateway/chat-wire";
 
 const T = "thread-1";
 const ids = { thread_id: T, response_id: "r1" };

@@ -1,7 +1,7 @@
 // The Egress page: every call that could carry the user's data out of the box and ran (GET
 // /api/egress), newest first: the tool, where the data could go, the conversation, when, and
 // who or what let it go. Self-contained: main.ts routes to it.
-import type { EgressList, EgressRecord } from "../egress-wire";
+import type { EgressList, EgressRecord } from "../gateway/egress-wire";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import "./usage.css";
@@ -49,7 +49,7 @@ export class EgressView {
     const seq = ++this.#seq;
     const before = older ? this.#rows.at(-1)?.id : undefined;
     try {
-      const page = await api.request<EgressList>("GET", `/api/egress?limit=${PAGE}${before ? `&before=${before}` : ""}`);
+      const page = await api.request<typeof EgressList>("GET", `/api/egress?limit=${PAGE}${before ? `&before=${before}` : ""}`);
       if (seq !== this.#seq) return;
       this.#rows = [...this.#rows, ...page.egress];
       this.#more.hidden = !page.has_more;

@@ -1,8 +1,9 @@
 // The chat API as its two clients use it: the web UI (in the browser) and the TUI. Nothing
 // here may need Node, Bun or TypeBox at run time: the browser bundle includes this module.
-import type { Accepted, Compacted, Decision, History, PendingApproval, ThreadSummary } from "../chat-wire";
+import type { Static, TSchema, TUndefined, TUnknown, TUnsafe } from "@sinclair/typebox";
+import type { Accepted, ApprovalList, Compacted, Decision, DecisionReply, History, ThreadList, ThreadSummary } from "../gateway/chat-wire";
 import { followEvents, type FollowOptions } from "./sse";
-import type { StatusReply } from "../../api/status-reply";
+import type { StatusReply } from "../api/status-reply";
 
 /** The service answered with an error status; `message` is meant for a person. */
 export class ApiError extends Error {
@@ -57,8 +58,11 @@ export class ChatClient {
     return token ? { authorization: `Bearer ${token}` } : {};
   }
 
-  /** One call; the reply's JSON, or undefined for an empty body. */
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /**
+   * One call; the reply's JSON, typed by the schema its route declares as `response` (the
+   * server checks its replies against it), or undefined for an empty body.
+   */
+  async request<Reply extends TSchema>(method: string, path: string, body?: unknown): Promise<Static<Reply>> {
     const headers: Record<string, string> = { ...this.#auth(), accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     let res: Response;
@@ -74,32 +78,32 @@ export class ChatClient {
       const { message, code } = parseError(res.status, text);
       throw new ApiError(res.status, message, code);
     }
-    return (text ? JSON.parse(text) : undefined) as T;
+    return text ? JSON.parse(text) : undefined;
   }
 
-  status = () => this.request<ServiceStatus>("GET", "/api/status");
+  status = (): Promise<ServiceStatus> => this.request<typeof StatusReply>("GET", "/api/status");
   /** This user's threads, most recent first; with `query`, those whose title or messages hold it. */
-  threads = async (query?: string) => (await this.request<{ threads: ThreadSummary[] }>("GET", `/api/chat/threads${query ? `?q=${q(query)}` : ""}`)).threads;
-  rename = (threadId: string, title: string) => this.request<ThreadSummary>("PATCH", `/api/chat/threads/${q(threadId)}`, { title });
+  threads = async (query?: string) => (await this.request<typeof ThreadList>("GET", `/api/chat/threads${query ? `?q=${q(query)}` : ""}`)).threads;
+  rename = (threadId: string, title: string) => this.request<typeof ThreadSummary>("PATCH", `/api/chat/threads/${q(threadId)}`, { title });
   /** The tool calls waiting for this user's decision, in any thread. */
-  approvals = async () => (await this.request<{ approvals: PendingApproval[] }>("GET", "/api/chat/approvals")).approvals;
+  approvals = async () => (await this.request<typeof ApprovalList>("GET", "/api/chat/approvals")).approvals;
   /** Answers the thread's last message again (regenerate, retry); the answer it replaces stays an alternative. */
-  regenerate = (threadId: string) => this.request<Accepted>("POST", `/api/chat/threads/${q(threadId)}/regenerate`);
+  regenerate = (threadId: string) => this.request<typeof Accepted>("POST", `/api/chat/threads/${q(threadId)}/regenerate`);
   /** Replaces the thread's last message and answers it; the earlier one stays an alternative. */
-  edit = (threadId: string, content: string) => this.request<Accepted>("POST", `/api/chat/threads/${q(threadId)}/edit`, { content });
+  edit = (threadId: string, content: string) => this.request<typeof Accepted>("POST", `/api/chat/threads/${q(threadId)}/edit`, { content });
   /** Shows alternative `branch` where message `itemId` forks the thread. */
   switchBranch = (threadId: string, itemId: string, branch: number) =>
-    this.request<History>("POST", `/api/chat/threads/${q(threadId)}/branches`, { item_id: itemId, branch });
-  history = (threadId: string) => this.request<History>("GET", `/api/chat/history?thread_id=${q(threadId)}`);
+    this.request<typeof History>("POST", `/api/chat/threads/${q(threadId)}/branches`, { item_id: itemId, branch });
+  history = (threadId: string) => this.request<typeof History>("GET", `/api/chat/history?thread_id=${q(threadId)}`);
   send = (content: string, threadId?: string | null) =>
-    this.request<Accepted>("POST", "/api/chat/send", threadId ? { content, thread_id: threadId } : { content });
+    this.request<typeof Accepted>("POST", "/api/chat/send", threadId ? { content, thread_id: threadId } : { content });
   /** Summarises the thread's turns but the latest (`/compact`). */
-  compact = (threadId: string) => this.request<Compacted>("POST", `/api/chat/threads/${q(threadId)}/compact`);
-  deleteThread = (threadId: string) => this.request<void>("DELETE", `/api/chat/threads/${q(threadId)}`);
-  response = (responseId: string) => this.request<{ status: string }>("GET", `/api/v1/responses/${q(responseId)}`);
-  cancel = (responseId: string) => this.request<unknown>("POST", `/api/v1/responses/${q(responseId)}/cancel`);
+  compact = (threadId: string) => this.request<typeof Compacted>("POST", `/api/chat/threads/${q(threadId)}/compact`);
+  deleteThread = (threadId: string) => this.request<TUndefined>("DELETE", `/api/chat/threads/${q(threadId)}`);
+  response = (responseId: string) => this.request<TUnsafe<{ status: string }>>("GET", `/api/v1/responses/${q(responseId)}`);
+  cancel = (responseId: string) => this.request<TUnknown>("POST", `/api/v1/responses/${q(responseId)}/cancel`);
   /** Resolves the approval the thread waits on; answers when the turn it resumes stops again. */
-  decide = (threadId: string, decision: Decision) => this.request<unknown>("POST", `/api/chat/approvals/${q(threadId)}`, { decision });
+  decide = (threadId: string, decision: Decision) => this.request<typeof DecisionReply>("POST", `/api/chat/approvals/${q(threadId)}`, { decision });
 
   /** Follows the event stream (fetch, not EventSource: that cannot send the Authorization header). */
   follow(opts: FollowOptions): Promise<void> {

@@ -1,32 +1,12 @@
 // The Activity page: turns running now that something else than the chat started (the
 // Responses API, webhook jobs, routines), recent webhook jobs and routine runs with their
 // status. Self-contained: main.ts routes to it and passes it the event stream's events.
-import type { ChatEvent } from "../chat-wire";
+import type { JobList, JobRecord } from "../channels/webhook/wire";
+import type { ChatEvent } from "../gateway/chat-wire";
+import type { RoutineList, RoutineRecord, RunList, RunRecord } from "../routines/wire";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import "./usage.css";
-
-interface JobRecord {
-  id: string;
-  status: string;
-  source: string;
-  user_id: string;
-  response?: string;
-  error?: { code: string | null; message: string };
-  created_at: string;
-  completed_at?: string;
-}
-interface Routine {
-  id: string;
-  name: string;
-}
-interface RoutineRun {
-  id: string;
-  scheduled_for: string;
-  outcome: string;
-  reason?: string | null;
-  status?: string | null;
-}
 
 const CHANNEL: Record<string, string> = { responses: "Responses API", webhook: "Webhook job", chat: "Chat" };
 const badge = (status: string) => h("span", { class: `status-badge ${status}`, text: status });
@@ -73,7 +53,7 @@ export class ActivityView {
   async refresh(): Promise<void> {
     const seq = ++this.#seq;
     try {
-      const [{ jobs }, runs] = await Promise.all([api.request<{ jobs: JobRecord[] }>("GET", "/api/jobs"), this.#routineRuns()]);
+      const [{ jobs }, runs] = await Promise.all([api.request<typeof JobList>("GET", "/api/jobs"), this.#routineRuns()]);
       if (seq !== this.#seq) return;
       this.#error.hidden = true;
       this.#renderJobs(jobs);
@@ -86,15 +66,15 @@ export class ActivityView {
   }
 
   /** The latest runs of the user's routines, newest first; undefined where the service has no routines. */
-  async #routineRuns(): Promise<(RoutineRun & { routine: string })[] | undefined> {
-    let routines: Routine[];
+  async #routineRuns(): Promise<(RunRecord & { routine: string })[] | undefined> {
+    let routines: RoutineRecord[];
     try {
-      routines = (await api.request<{ routines: Routine[] }>("GET", "/api/routines")).routines;
+      routines = (await api.request<typeof RoutineList>("GET", "/api/routines")).routines;
     } catch {
       return undefined;
     }
     const runs = await Promise.all(
-      routines.map(async (r) => (await api.request<{ runs: RoutineRun[] }>("GET", `/api/routines/${encodeURIComponent(r.id)}/runs`)).runs.slice(0, 10).map((run) => ({ ...run, routine: r.name }))),
+      routines.map(async (r) => (await api.request<typeof RunList>("GET", `/api/routines/${encodeURIComponent(r.id)}/runs`)).runs.slice(0, 10).map((run) => ({ ...run, routine: r.name }))),
     );
     return runs.flat().sort((a, b) => b.scheduled_for.localeCompare(a.scheduled_for)).slice(0, 50);
   }
@@ -144,7 +124,7 @@ export class ActivityView {
     );
   }
 
-  #renderRuns(runs: (RoutineRun & { routine: string })[] | undefined): void {
+  #renderRuns(runs: (RunRecord & { routine: string })[] | undefined): void {
     if (!runs) return fill(this.#runsBox);
     fill(
       this.#runsBox,

@@ -3,7 +3,7 @@
 // their answers; a form to add or edit one, whose schedule is put into words as it is typed.
 import { ApiError } from "../client/http";
 import { RoutinesClient } from "../client/routines";
-import type { RoutineRecord, RunRecord } from "../../routines/wire";
+import type { RoutineRecord, RunRecord } from "../routines/wire";
 import { api } from "./api";
 import { ago, fill, h } from "./dom";
 import { renderMarkdown } from "./markdown";

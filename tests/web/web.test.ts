@@ -1,7 +1,7 @@
 // The web UI in real headless Chromium, against the service started in-process with a
 // scripted LLM. Every wait is on a selector, a URL or an event, never a fixed sleep.
 //
-// UPDATE_SCREENSHOTS=1 bun test tests/gateway/web.test.ts   rewrites docs/screenshots/*.png
+// UPDATE_SCREENSHOTS=1 bun test tests/web/web.test.ts   rewrites docs/screenshots/*.png
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
