@@ -12,6 +12,7 @@ import { ThreadContext } from "../../src/context/thread-context";
 import type { ConversationItem, FunctionCallItem, PendingCall } from "../../src/conversation/items";
 import { TurnError } from "../../src/errors";
 import type { LlmEvent } from "../../src/llm/types";
+import { noLog } from "../../src/log";
 import { createSafety } from "../../src/safety";
 import { ToolRegistry } from "../../src/tools/registry";
 import { defineTool } from "../../src/tools/tool";
@@ -81,7 +82,7 @@ async function run(
       notes: undefined,
       redact: (t) => t,
       store: async () => {},
-      log: () => {},
+      log: noLog,
     },
     { threadId: "t", userId: "u", system: "You are helpful.", compaction: undefined, history: [], nextSeq: 0, policy: (t) => policy[t] ?? "auto" },
   );

@@ -6,6 +6,7 @@ import { FLUSH_PROMPT, memoryFlush } from "../../src/context/flush";
 import { ThreadContext, type ThreadState } from "../../src/context/thread-context";
 import { contextBudget } from "../../src/context/budget";
 import { InvalidRequest, TurnError } from "../../src/errors";
+import { noLog } from "../../src/log";
 import type { LlmRequest, ToolSpec } from "../../src/llm/types";
 import { scriptedModel, type ScriptedStep } from "../support/scripted-model";
 import { requestText, text } from "./support";
@@ -50,7 +51,7 @@ function context(answer: (r: LlmRequest, n: number) => ScriptedStep, state: Part
       notes,
       redact: (t) => t,
       store: async (_, item, seq) => void stored.push({ item, seq }),
-      log: () => {},
+      log: noLog,
     },
     { threadId: "t", userId: "u", system: "You are helpful.", compaction: undefined, history, nextSeq: history.length, policy: () => "auto", ...state },
   );
@@ -131,7 +132,7 @@ describe("a turn's context", () => {
       { llm, budget: contextBudget(settings), calibration: new Calibrations().for("m"), tool: memoryWrite, policy: () => "auto", notes, redact: (t) => t },
       { system: "s", items: storedTurns(2).map((p) => p.item) },
       { userId: "u", signal },
-      () => {},
+      noLog,
     );
     expect(r.notes).toBe(1);
     expect(notes.docs.get("notes/t.md")).toBe("old fact\n\nremember turn 0");

@@ -49,7 +49,7 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
   const worker = new JobWorker({
     db,
     agent,
-    log,
+    log: log.child({ component: "jobs" }),
     turnTimeoutMs: config.agent.turnTimeoutS * 1000,
     concurrency: config.http.jobConcurrency,
     maxAttempts: config.http.jobMaxAttempts,
