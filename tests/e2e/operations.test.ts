@@ -246,8 +246,14 @@ describe("warnings and pipes", () => {
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+|no LLM is configured/);
     // head has exited; serve's next writes hit a closed pipe. It names itself in serve.json.
-    await until("serve.json", () => existsSync(join(h, "serve.json")));
-    const record = JSON.parse(readFileSync(join(h, "serve.json"), "utf8"));
+    // written whole once it is there: read until it parses
+    const record = await until("serve.json", () => {
+      try {
+        return JSON.parse(readFileSync(join(h, "serve.json"), "utf8"));
+      } catch {
+        return undefined;
+      }
+    });
     const cpu = () => readFileSync(`/proc/${record.pid}/stat`, "utf8").split(") ")[1]!.split(" ").slice(11, 13).reduce((a, b) => a + Number(b), 0);
     // make it write: a request that logs, then check it is alive, answering and idle
     await fetch(`${record.url}/health`);
