@@ -78,7 +78,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   if (webhookProblem) throw new ConfigError(webhookProblem);
   const database = await writableDatabase(databaseUrl(config, opts.paths), config.database.authToken, opts.busyTimeoutMs);
   // asked of the LLM server while the rest starts up; the gateway waits a moment for it, not longer
-  const contextWindow = new ContextWindow(config.llm, { log });
+  const contextWindow = new ContextWindow(config.llm, { log: log.child({ component: "llm" }) });
   const windowRead = contextWindow.refresh();
 
   const token = resolveInstanceToken(opts.env, config, opts.paths);
@@ -99,7 +99,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     ],
   });
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
-  const memory = new MemoryService({ db: database.db, llm, log });
+  const memory = new MemoryService({ db: database.db, llm, log: log.child({ component: "memory" }) });
   const tools = new ToolRegistry();
   const callbackHosts = callbackAllowList(config, log);
   // the job queue and the scheduler need the agent, which needs the tools: bound once they exist
@@ -120,14 +120,14 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     db: database.db,
     registry: tools,
     access: config.tools.web,
-    log,
+    log: log.child({ component: "extensions" }),
     connectUrl: (name, threadId) => `${publicUrl}/extensions/connect/${name}${threadId ? `?thread=${threadId}` : ""}`,
   });
   // and extension credentials as they become known
   const safety = extensions.secrets.guard(ownSafety);
   log.redactWith(safety.redact);
   // MCP tools register as their servers get ready; untrusted servers' tools ask first
-  const mcp = new McpManager(config.mcpServers, tools, log);
+  const mcp = new McpManager(config.mcpServers, tools, log.child({ component: "mcp" }));
   await extensions.load();
   // a tool's own default (mission_create asks), else its MCP server's; MCP servers scoped to the owner are denied to others
   const policies = approvalPolicies(
@@ -188,7 +188,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         policies.forget(id);
         budgets.forget(id);
       }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
-    sso: new SsoService({ db: database.db, settings: config.auth.sso, auth, gatewayUrl: () => publicUrl, log }),
+    sso: new SsoService({ db: database.db, settings: config.auth.sso, auth, gatewayUrl: () => publicUrl, log: log.child({ component: "sso" }) }),
     turnLimiter: new RateLimiter(config.responses.rateLimit),
     version: VERSION,
     build: buildInfo(),
@@ -213,7 +213,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       : {}),
   };
 
-  const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log });
+  const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log: log.child({ component: "tracing" }) });
   memory.start();
   const steward = startMemorySteward();
   const app = createApp(services);
@@ -247,7 +247,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   await ticks.start();
   mcp.start();
   extensions.start();
-  if (!llm.configured) log("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
+  if (!llm.configured) log.warn("no LLM is configured: turns will fail until LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set");
 
   let stopping: Promise<void> | undefined;
   return {

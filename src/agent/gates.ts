@@ -1,4 +1,4 @@
-import type { Gate } from "../store/conversations";
+import type { Gate } from "../conversation/gates";
 import type { LoopOutcome } from "./loop";
 import type { TurnResult } from "./turn-types";
 

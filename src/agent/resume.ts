@@ -1,5 +1,5 @@
 import { InvalidRequest } from "../errors";
-import type { Gate } from "../store/conversations";
+import type { Gate } from "../conversation/gates";
 import type { ToolOutputInput, TurnInput } from "./turn-types";
 
 /** A request that the thread's gate does not let through: a 400 that changes nothing. */
@@ -50,10 +50,10 @@ function checkOutputs(toolOutputs: ToolOutputInput[], gate: Gate | undefined, ga
 function gateElsewhere(gate: Gate, url: string): string {
   const what =
     gate.kind === "approval"
-      ? `approval of ${String(gate.details?.tool ?? "a tool call")}`
+      ? `approval of ${gate.details.tool}`
       : gate.kind === "oauth"
-        ? `connection of the extension ${String(gate.details?.extension ?? "")} (OAuth)`
+        ? `connection of the extension ${gate.details.extension} (OAuth)`
         : `${gate.kind} gate`;
-  const where = gate.kind === "oauth" && gate.details?.connect_url ? String(gate.details.connect_url) : url;
+  const where = gate.kind === "oauth" ? gate.details.connect_url : url;
   return `This thread waits on a pending ${what}; resolve it in the web UI at ${where} or another channel first.`;
 }

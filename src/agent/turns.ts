@@ -1,7 +1,7 @@
 import { ThreadNotFound, TurnError, Unavailable } from "../errors";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Llm, ToolSpec } from "../llm/types";
-import { logTurn, type Logger } from "../log";
+import { logTurn, noLog, type Logger } from "../log";
 import type { Safety } from "../safety/safety";
 import type { ContextSettings } from "../context/budget";
 import type { CompactionItem } from "../conversation/items";
@@ -121,8 +121,11 @@ export class Agent {
   /** What the provider's token counts taught us, for every thread. */
   readonly #calibrations = new Calibrations();
   readonly #threads = new ThreadCache();
+  /** What the context of a turn logs (a memory flush that failed). */
+  readonly #contextLog: Logger;
 
   constructor(readonly deps: AgentDeps) {
+    this.#contextLog = deps.log?.child({ component: "context" }) ?? noLog;
     this.bus.onListenerError((e) => deps.log?.error("turn event listener failed", { error: (e as Error)?.message ?? String(e) }));
   }
 
@@ -317,7 +320,7 @@ export class Agent {
         redact: (text) => deps.safety.redact(text),
         // a turn that stores nothing (store: false) leaves its thread as it was
         store: req.store === false ? async () => {} : (id, item, seq) => storeCompaction(deps.db, id, item, seq),
-        log: deps.log ?? (() => {}),
+        log: this.#contextLog,
       },
       {
         threadId,

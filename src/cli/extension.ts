@@ -174,7 +174,8 @@ async function withDatabase<T>(paths: Paths, env: Env, fn: (db: Database, store:
   const config = loadConfig(paths, env);
   const db = await openDatabase(databaseUrl(config, paths), config.database.authToken);
   try {
-    return await fn(db, (d) => new CredentialStore(d.db, paths.home, () => {}, (m) => process.stderr.write(`service: ${m}\n`)));
+    const say = (m: string) => void process.stderr.write(`service: ${m}\n`);
+    return await fn(db, (d) => new CredentialStore(d.db, paths.home, () => {}, { warn: say, error: say }));
   } finally {
     db.close();
   }

@@ -52,13 +52,13 @@ export async function serve(argv: string[]): Promise<number> {
   const lines = startupLines(svc, paths);
 
   if (tui) {
-    for (const line of lines) log(line.trim());
+    for (const line of lines) log.info(line.trim());
     try {
       const { startTui } = await import("../tui/app");
       const running = startTui({
         url: `http://${connectHost(svc.config.gateway.host)}:${svc.port}`,
         token: svc.token.token,
-        log,
+        log: log.child({ component: "tui" }).info,
         banner: [...lines, `  log: ${logFile}`, "Ctrl+C stops the service."],
       });
       await running.done; // Ctrl+C, SIGINT or SIGTERM

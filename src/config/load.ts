@@ -1,4 +1,4 @@
-import { Value } from "@sinclair/typebox/value";
+import { schemaProblems } from "../schema-problems";
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -185,12 +185,9 @@ function deepMerge(target: Record<string, unknown>, source: Record<string, unkno
 export function validateConfig(config: Config): Config {
   const mcp = mcpServersProblem(config.mcpServers);
   if (mcp) throw new ConfigError(`invalid configuration: ${mcp}`);
-  if (!Value.Check(ConfigSchema, config)) {
-    const problems = [...Value.Errors(ConfigSchema, config)]
-      .slice(0, 5)
-      .map((e) => `${e.path || "/"}: ${e.message}`);
-    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
-  }
+  const problems = schemaProblems(ConfigSchema, config, 5);
+  // named by JSON pointer (`/gateway/port`), as an operator finds the key in config.json
+  if (problems.length) throw new ConfigError(`invalid configuration: ${problems.map((p) => `${p.pointer || "/"} ${p.says}`).join(" ")}`);
   return config;
 }
 

@@ -3,6 +3,7 @@ import { toChatMessages } from "../conversation/history";
 import type { ConversationItem } from "../conversation/items";
 import type { ApprovalPolicy } from "../config/schema";
 import type { ChatMessage, Llm, ToolSpec } from "../llm/types";
+import type { Logger } from "../log";
 import type { ContextBudget } from "./budget";
 import { rawItemTokens, rawMessageTokens, rawToolTokens, type Calibration } from "./estimate";
 import { safeCuts, trimOutputs, type Sized } from "./plan";
@@ -43,7 +44,7 @@ export async function memoryFlush(
   view: { system: string; items: ConversationItem[] },
   /** `tainted`: what is summarised held untrusted content, so the notes made of it are untrusted too. */
   ctx: { userId: string; signal: AbortSignal; tainted?: boolean },
-  log: (message: string) => void,
+  log: Pick<Logger, "warn">,
 ): Promise<FlushResult> {
   const usage = { inputTokens: 0, outputTokens: 0 };
   if (!deps.tool || !deps.notes || deps.policy(deps.tool.name) !== "auto") return { notes: 0, usage };
@@ -69,7 +70,7 @@ export async function memoryFlush(
     }
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-    log(`memory flush: the model failed: ${(e as Error).message}`);
+    log.warn("memory flush: the model failed", { user_id: ctx.userId, error: (e as Error).message });
     return { notes: 0, usage };
   }
   let notes = 0;
@@ -85,7 +86,7 @@ export async function memoryFlush(
       await deps.notes.write(ctx.userId, args.path, content, { tainted: ctx.tainted === true });
       notes++;
     } catch (e) {
-      log(`memory flush: a note was not written: ${(e as Error).message}`);
+      log.warn("memory flush: a note was not written", { user_id: ctx.userId, error: (e as Error).message });
     }
   }
   return { notes, usage };

@@ -4,6 +4,7 @@ import { isUntrusted, type ConversationItem } from "../conversation/items";
 import type { ApprovalPolicy } from "../config/schema";
 import { InvalidRequest, TurnError } from "../errors";
 import type { ChatMessage, Llm, ToolSpec } from "../llm/types";
+import type { Logger } from "../log";
 import type { Placed } from "../store/compactions";
 import { contextBudget, type ContextBudget, type ContextSettings } from "./budget";
 import type { CompactionItem } from "../conversation/items";
@@ -24,7 +25,7 @@ export interface ContextDeps {
   redact: (text: string) => string;
   /** Stores a compaction at a seq and points the thread at it. */
   store: (threadId: string, item: CompactionItem, seq: number) => Promise<void>;
-  log: (message: string) => void;
+  log: Pick<Logger, "warn">;
 }
 
 /** A thread as a turn found it: the latest summary and the stored items after it. */

@@ -1,3 +1,4 @@
+import type { Logger } from "../log";
 import type { Db } from "../store/db";
 import {
   deleteCredential,
@@ -39,7 +40,7 @@ export class CredentialStore {
     private readonly db: Db,
     private readonly home: string,
     private readonly onSecret: (secret: string) => void,
-    private readonly log: (message: string) => void,
+    private readonly log: Pick<Logger, "warn" | "error">,
   ) {}
 
   /** Made on first use: a home with no credentials gets no key file. */
@@ -104,7 +105,7 @@ export class CredentialStore {
           await this.saveTokens(extension, userId, renewed);
           return renewed;
         } catch (e) {
-          this.log(`extension ${extension}: ${(e as Error).message}; the user has to connect it again`);
+          this.log.warn(`extension ${extension}: ${(e as Error).message}; the user has to connect it again`, { extension, user_id: userId });
           await deleteCredential(this.db, extension, userId);
           return undefined;
         } finally {
@@ -185,7 +186,7 @@ export class CredentialStore {
     try {
       return this.box.open(sealed, context(extension, userId, kind));
     } catch (e) {
-      this.log(`extension ${extension}: a stored credential cannot be decrypted (${(e as Error).message}); was secret.key replaced?`);
+      this.log.error(`extension ${extension}: a stored credential cannot be decrypted (${(e as Error).message}); was secret.key replaced?`, { extension, user_id: userId, kind });
       return undefined;
     }
   }

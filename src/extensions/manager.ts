@@ -93,21 +93,21 @@ export class ExtensionManager {
     for (const ext of this.#installed) {
       if (!ext.enabled) continue;
       if (!ext.manifest) {
-        this.o.log(`extension ${ext.name}: not loaded: ${ext.error}`);
+        this.o.log.warn(`extension ${ext.name}: not loaded: ${ext.error}`, { extension: ext.name });
         continue;
       }
       try {
         this.#register(ext.name, ext.dir, ext.manifest);
-        for (const warning of manifestWarnings(ext.manifest)) this.o.log(`extension ${ext.name}: ${warning}`);
+        for (const warning of manifestWarnings(ext.manifest)) this.o.log.warn(`extension ${ext.name}: ${warning}`, { extension: ext.name });
       } catch (e) {
         ext.error = (e as Error).message;
-        this.o.log(`extension ${ext.name}: not loaded: ${ext.error}`);
+        this.o.log.warn(`extension ${ext.name}: not loaded: ${ext.error}`, { extension: ext.name });
       }
     }
     for (const key of await this.credentials.instanceKeys()) this.secrets.add(key);
-    if (this.#loaded.size) this.o.log(`extensions: ${[...this.#loaded.keys()].join(", ")}`);
+    if (this.#loaded.size) this.o.log.info(`extensions: ${[...this.#loaded.keys()].join(", ")}`, { extensions: [...this.#loaded.keys()] });
     if ([...this.#loaded.values()].some((e) => e.wasm) && !usageMeasurable()) {
-      this.o.log("extensions: this system has no /proc, so WebAssembly calls are limited in wall time and module memory only, not in CPU time");
+      this.o.log.warn("extensions: this system has no /proc, so WebAssembly calls are limited in wall time and module memory only, not in CPU time");
     }
   }
 
@@ -256,7 +256,8 @@ export class ExtensionManager {
       cpuMs: runtime.limits?.cpuMs ?? DEFAULT_CPU_MS,
       network: { allow: runtime.network?.allow ?? [], access: this.o.access, credential: await this.#credential(ext, ctx.userId) },
       signal: ctx.signal,
-      log: (m) => this.o.log(`extension ${ext.name}: ${this.secrets.redactor?.redact(m) ?? m}`),
+      // the module's own lines (host.log)
+      log: (m) => this.o.log.info(`extension ${ext.name}: ${this.secrets.redactor?.redact(m) ?? m}`, { extension: ext.name }),
     });
   }
 
@@ -293,7 +294,7 @@ export class ExtensionManager {
     if (ext.credentials.type === "api_key") {
       const key = await this.credentials.apiKey(ext.name);
       if (!key) {
-        this.o.log(`extension ${ext.name}: its MCP server waits for the API key (\`service extension set-key ${ext.name}\`)`);
+        this.o.log.warn(`extension ${ext.name}: its MCP server waits for the API key (\`service extension set-key ${ext.name}\`)`, { extension: ext.name });
         return;
       }
       env[ext.credentials.env!] = key;
@@ -308,11 +309,11 @@ export class ExtensionManager {
         tools: (listed) => {
           const offered = new Set(listed.map((t) => t.name));
           const missing = declared.filter((t) => !offered.has(t));
-          if (missing.length) this.o.log(`extension ${ext.name}: its MCP server does not offer ${missing.join(", ")}`);
+          if (missing.length) this.o.log.warn(`extension ${ext.name}: its MCP server does not offer ${missing.join(", ")}`, { extension: ext.name, missing });
           ext.mcp!.toolCount = declared.length - missing.length;
         },
-        log: (m) => this.o.log(`extension ${m.replace(/^mcp /, "")}`),
-        warn: (m) => this.o.log.warn(`extension ${m.replace(/^mcp /, "")}`),
+        log: (m) => this.o.log.info(`extension ${m.replace(/^mcp /, "")}`, { extension: ext.name }),
+        warn: (m) => this.o.log.warn(`extension ${m.replace(/^mcp /, "")}`, { extension: ext.name }),
       },
     );
     ext.mcp.start();

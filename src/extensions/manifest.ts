@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { schemaProblems } from "../schema-problems";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { WebAccess } from "../tools/builtin/web-guard";
@@ -130,11 +130,12 @@ export function credentialsOf(m: Manifest): CredentialsSpec {
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 
+/** The first problem, its field named with dots (`tools.0.name`) from `at`. */
 function firstError(schema: TSchema, value: unknown, at: string): string | undefined {
-  const e = Value.Errors(schema, value).First();
-  if (!e) return undefined;
-  const path = e.path ? `${at}${e.path.replace(/\//g, ".")}` : at;
-  return `${path}: ${e.message}`;
+  const [p] = schemaProblems(schema, value);
+  if (!p) return undefined;
+  const path = `${at}${p.pointer.replace(/\//g, ".")}`.replace(/^\./, "");
+  return `${path || "extension.json"} ${p.says.replace(/\.$/, "")}`;
 }
 
 const mib = (pages: number) => (pages * PAGE_BYTES) / 1024 / 1024;

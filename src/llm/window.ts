@@ -7,6 +7,7 @@
 // num_ctx, LM Studio loads it with another context length), and Ollama silently cuts what
 // does not fit. A server that stops answering leaves the last window it gave.
 import type { ContextSettings } from "../context/budget";
+import type { Logger } from "../log";
 import type { Endpoint } from "./openai";
 import { readServerWindow } from "./window-servers";
 
@@ -21,7 +22,7 @@ export interface WindowReading {
 
 export interface ContextWindowOptions {
   /** Where the window is said when it is first read and when it changes (the service log). */
-  log?: (message: string) => void;
+  log?: Logger;
   /** How long one request to the server may take (ms). */
   timeoutMs?: number;
   /** How old the server's answer may get before a turn has it asked again (ms). */
@@ -72,9 +73,12 @@ export class ContextWindow {
       if (found) {
         const changed = found.tokens !== this.#reading.tokens || found.from !== this.#reading.from;
         this.#reading = { tokens: found.tokens, source: "server", from: found.from };
-        if (first || changed) this.opts.log?.(`context window ${describeWindow(this.#reading)}`);
+        if (first || changed) this.opts.log?.info(`context window ${describeWindow(this.#reading)}`, { tokens: found.tokens, source: found.from });
       } else if (first) {
-        this.opts.log?.(`context window ${describeWindow(this.#reading)}: ${endpoint.baseUrl} does not say which window it gives ${endpoint.model}; set LLM_CONTEXT_WINDOW`);
+        this.opts.log?.warn(`context window ${describeWindow(this.#reading)}: ${endpoint.baseUrl} does not say which window it gives ${endpoint.model}; set LLM_CONTEXT_WINDOW`, {
+          tokens: this.#reading.tokens,
+          model: endpoint.model,
+        });
       }
       return this.#reading;
     })().finally(() => (this.#reading$ = undefined));

@@ -1,6 +1,6 @@
 // The service's log: one line per record, as JSON (`LOG_FORMAT=json`: `ts`, `level`, `msg` and
-// the record's fields) or as text for people (`pretty`). A Logger is also a plain function
-// `(message) => void` (an info record), which is how most modules take their log.
+// the record's fields) or as text for people (`pretty`). A module takes the service's Logger
+// as `log.child({ component })`, so each of its records says where it comes from.
 import { inspect } from "node:util";
 
 export type Level = "debug" | "info" | "warn" | "error";
@@ -8,7 +8,7 @@ export type Fields = Record<string, unknown>;
 export type LogFormat = "json" | "pretty";
 
 export interface Logger {
-  /** An info record. */
+  /** An info record (prefer `info`: the level is then on the page). */
   (message: string, fields?: Fields): void;
   debug(message: string, fields?: Fields): void;
   info(message: string, fields?: Fields): void;
@@ -16,6 +16,8 @@ export interface Logger {
   error(message: string, fields?: Fields): void;
   /** Every line is passed through this before it is written (the service's secrets go). */
   redactWith(redact: (text: string) => string): void;
+  /** The same log, with `fields` (a `component`: "mcp", "memory", "jobs") in each of its records. */
+  child(fields: Fields): Logger;
 }
 
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -49,14 +51,22 @@ export function createLogger(o: LoggerOptions): Logger {
       // a log line that cannot be written never takes the service down
     }
   };
-  const log = ((msg: string, fields?: Fields) => record("info", msg, fields)) as Logger;
-  log.debug = (m, f) => record("debug", m, f);
-  log.info = (m, f) => record("info", m, f);
-  log.warn = (m, f) => record("warn", m, f);
-  log.error = (m, f) => record("error", m, f);
-  log.redactWith = (fn) => void (redact = fn);
-  return log;
+  const logger = (base?: Fields): Logger => {
+    const at = (level: Level) => (msg: string, fields?: Fields) => record(level, msg, base ? { ...base, ...fields } : fields);
+    const log = at("info") as Logger;
+    log.debug = at("debug");
+    log.info = at("info");
+    log.warn = at("warn");
+    log.error = at("error");
+    log.redactWith = (fn) => void (redact = fn);
+    log.child = (fields) => logger({ ...base, ...fields });
+    return log;
+  };
+  return logger();
 }
+
+/** A log that writes nothing: for a module used without the service around it (onboarding, a test). */
+export const noLog: Logger = createLogger({ format: "json", level: "error", write: () => {} });
 
 /** Every string in `v` redacted; errors become their message. */
 function scrub(v: unknown, redact: (text: string) => string, depth = 0): unknown {

@@ -1,6 +1,7 @@
 import { KeyedLock } from "../keyed-lock";
 import { InvalidRequest } from "../errors";
 import type { Llm } from "../llm/types";
+import { noLog, type Logger } from "../log";
 import type { Db } from "../store/db";
 import {
   chunksWithoutVectors,
@@ -60,7 +61,7 @@ export interface MemoryOptions {
   db: Db;
   /** Gives chunk vectors when it has an embedding model; without one search is full-text. */
   llm?: Pick<Llm, "embeddingModel" | "embed">;
-  log?: (message: string) => void;
+  log?: Logger;
 }
 
 /**
@@ -73,7 +74,7 @@ export class MemoryService {
   readonly embeddingModel: string | null;
   readonly #db: Db;
   readonly #llm: MemoryOptions["llm"];
-  readonly #log: (message: string) => void;
+  readonly #log: Logger;
   /** A user's writes go one at a time, so seeding the identity never races a write. */
   readonly #locks = new KeyedLock();
   /** Users whose identity documents were checked (and seeded if needed) in this process. */
@@ -90,7 +91,7 @@ export class MemoryService {
   constructor(opts: MemoryOptions) {
     this.#db = opts.db;
     this.#llm = opts.llm?.embeddingModel ? opts.llm : undefined;
-    this.#log = opts.log ?? (() => {});
+    this.#log = opts.log ?? noLog;
     this.embeddingModel = this.#llm?.embeddingModel ?? null;
     this.mode = this.#llm ? "hybrid" : "full-text";
   }
@@ -250,8 +251,8 @@ export class MemoryService {
   start(): void {
     if (!this.#llm) return;
     this.fillVectors().then(
-      (n) => n && this.#log(`memory: added vectors to ${n} chunk(s) written without them`),
-      (e) => this.#stop.signal.aborted || this.#log(`memory: filling in vectors stopped: ${(e as Error).message}`),
+      (n) => n && this.#log.info(`memory: added vectors to ${n} chunk(s) written without them`, { chunks: n }),
+      (e) => this.#stop.signal.aborted || this.#log.error("memory: filling in vectors stopped", { error: (e as Error).message }),
     );
   }
 
@@ -285,7 +286,7 @@ export class MemoryService {
       const embeddings = await this.#embed(chunks);
       return { path, content, chunks, vectors: { model: this.#llm.embeddingModel!, embeddings } };
     } catch (e) {
-      this.#log(`memory: embedding ${path} of user ${userId} failed, stored without vectors (full-text search still finds it): ${(e as Error).message}`);
+      this.#log.warn(`memory: embedding ${path} of user ${userId} failed, stored without vectors (full-text search still finds it)`, { path, user_id: userId, error: (e as Error).message });
       return { path, content, chunks };
     }
   }
@@ -342,7 +343,7 @@ export class MemoryService {
     try {
       [vector] = (await this.#embed([query], QUERY_EMBED_TIMEOUT_MS)) as [number[]];
     } catch (e) {
-      this.#log(`memory: embedding a search query failed, searching full-text only: ${(e as Error).message}`);
+      this.#log.warn("memory: embedding a search query failed, searching full-text only", { error: (e as Error).message });
       return [];
     }
     if (!(await this.#vectorDims()).has(vector.length)) return [];

@@ -117,7 +117,7 @@ export function otelTracing(opts: TracingOptions & { endpoint: string }): Tracin
       }
     }
   });
-  opts.log(`tracing: turns, LLM requests and tool calls go to ${opts.endpoint} (OTLP/HTTP)`);
+  opts.log.info(`tracing: turns, LLM requests and tool calls go to ${opts.endpoint} (OTLP/HTTP)`, { endpoint: opts.endpoint });
   return {
     async shutdown() {
       unsubscribe();

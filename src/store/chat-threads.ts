@@ -1,6 +1,7 @@
 // What the chat UIs read and change of a user's threads beyond the turns themselves: search,
 // renaming, and the approval decisions a thread's record shows.
 import { and, desc, eq, exists, isNotNull, or, sql } from "drizzle-orm";
+import type { GateData } from "../conversation/gates";
 import type { ApprovalDecision } from "../conversation/items";
 import type { Db } from "./db";
 import type { ThreadListing } from "./conversations";
@@ -72,10 +73,8 @@ export async function failedTurns(db: Db, threadId: string): Promise<{ id: strin
  * stored: where the data would go, and an identity file's change (empty when it has neither).
  */
 export async function promptFacts(db: Db, threadId: string): Promise<{ destination?: string; diff?: string }> {
-  const [row] = await db.select({ data: gates.data }).from(gates).where(eq(gates.threadId, threadId));
-  const details = (row?.data.details ?? {}) as Record<string, unknown>;
-  return {
-    ...(typeof details.destination === "string" ? { destination: details.destination } : {}),
-    ...(typeof details.diff === "string" ? { diff: details.diff } : {}),
-  };
+  const [row] = await db.select({ kind: gates.kind, data: gates.data }).from(gates).where(eq(gates.threadId, threadId));
+  if (row?.kind !== "approval") return {};
+  const { destination, diff } = (row.data as GateData<"approval">).details;
+  return { ...(destination ? { destination } : {}), ...(diff ? { diff } : {}) };
 }

@@ -1,29 +1,14 @@
 import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
-import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { ConversationItem } from "../conversation/items";
 import type { ExternalTool } from "../conversation/items";
 import type { Db } from "./db";
 import { notCompaction } from "./compactions";
 import { gates, items, jobs, responses, threads } from "./schema";
+import { gateData, storedGate, type Gate, type GateData, type GateKind } from "../conversation/gates";
 
 export type ThreadRow = typeof threads.$inferSelect;
 export type ResponseRow = typeof responses.$inferSelect;
-export type GateKind = (typeof gates.$inferSelect)["kind"];
-
-interface GateBase {
-  callId: string;
-  responseId: string;
-  /** The calls of the same assistant step still to be handled, starting with `callId`'s for approval and OAuth. */
-  pending: PendingCall[];
-}
-
-/** The gate a thread waits on, with what each kind shows a person. */
-export type Gate = GateBase &
-  (
-    | { kind: "external_tool" }
-    /** `destination`: where the call could carry data from a tainted turn; `diff`: an identity file's change. */
-    | { kind: "approval"; details: { tool: string; arguments: string; destination?: string; diff?: string } }
-    | { kind: "oauth"; details: { tool: string; arguments: string; extension: string; connect_url: string } }
-  );
+export type { Gate, GateKind };
 
 /** The thread if it is this user's: another user's thread reads as none, whatever asks. */
 export async function ownThread(db: Db, userId: string, threadId: string): Promise<ThreadRow | undefined> {
@@ -46,15 +31,7 @@ export async function loadItems(db: Db, threadId: string): Promise<ConversationI
 
 export async function getGate(db: Db, threadId: string): Promise<Gate | undefined> {
   const row = (await db.select().from(gates).where(eq(gates.threadId, threadId)).limit(1))[0];
-  if (!row) return undefined;
-  const base = { callId: row.callId, responseId: row.responseId, pending: row.data.pending ?? [] };
-  const d = row.data.details ?? { tool: "", arguments: "" };
-  if (row.kind === "approval") {
-    const review = { ...(d.destination ? { destination: d.destination } : {}), ...(d.diff ? { diff: d.diff } : {}) };
-    return { ...base, kind: "approval", details: { tool: d.tool, arguments: d.arguments, ...review } };
-  }
-  if (row.kind === "oauth") return { ...base, kind: "oauth", details: { ...d, extension: d.extension ?? "", connect_url: d.connect_url ?? "" } };
-  return { ...base, kind: "external_tool" };
+  return row && storedGate(row);
 }
 
 export async function getResponse(db: Db, id: string): Promise<ResponseRow | undefined> {
@@ -215,7 +192,7 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
             kind: t.gate.kind,
             callId: t.gate.callId,
             responseId: t.gate.responseId,
-            data: { pending: t.gate.pending, ...("details" in t.gate ? { details: t.gate.details } : {}) },
+            data: gateData(t.gate),
             createdAt: now,
           }),
         ]
@@ -309,13 +286,8 @@ export async function listApprovalGates(db: Db, userId: string): Promise<Approva
     .where(and(eq(threads.userId, userId), eq(gates.kind, "approval")))
     // created_at is in seconds: the rowid orders gates of the same second
     .orderBy(desc(gates.createdAt), desc(sql`${gates}.rowid`));
-  return rows.map((r) => ({
-    threadId: r.threadId,
-    callId: r.callId,
-    tool: r.data.details?.tool ?? "",
-    arguments: r.data.details?.arguments ?? "",
-    destination: r.data.details?.destination,
-    diff: r.data.details?.diff,
-    createdAt: r.createdAt,
-  }));
+  return rows.map((r) => {
+    const { tool, arguments: args, destination, diff } = (r.data as GateData<"approval">).details;
+    return { threadId: r.threadId, callId: r.callId, tool, arguments: args, destination, diff, createdAt: r.createdAt };
+  });
 }

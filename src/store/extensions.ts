@@ -1,4 +1,5 @@
 import { and, desc, eq, lt } from "drizzle-orm";
+import type { GateData } from "../conversation/gates";
 import type { Db } from "./db";
 import { extensionCredentials, gates, oauthStates, threads } from "./schema";
 
@@ -75,7 +76,7 @@ export async function listOAuthGates(db: Db, userId: string, extension?: string)
     .where(and(eq(threads.userId, userId), eq(gates.kind, "oauth")))
     .orderBy(desc(gates.createdAt));
   return rows
-    .map((r) => ({ threadId: r.threadId, callId: r.callId, extension: r.data.details?.extension ?? "" }))
+    .map((r) => ({ threadId: r.threadId, callId: r.callId, extension: (r.data as GateData<"oauth">).details.extension }))
     .filter((g) => extension === undefined || g.extension === extension)
     .reverse();
 }

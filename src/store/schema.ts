@@ -1,16 +1,12 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { ConversationItem, PendingCall } from "../conversation/items";
+import type { ConversationItem } from "../conversation/items";
 import type { TurnErrorCode } from "../errors";
 import type { CompactionItem } from "../conversation/items";
 import type { ExternalTool } from "../conversation/items";
+import type { GateData } from "../conversation/gates";
 
 /** The `{code, message}` of a failed turn or job, as stored. */
 export type StoredError = { code: string; message: string };
-/** What a gate keeps to resume: the calls still pending, and what a person is shown (approval, OAuth). */
-export type GateData = {
-  pending: PendingCall[];
-  details?: { tool: string; arguments: string; extension?: string; connect_url?: string; destination?: string; diff?: string };
-};
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),

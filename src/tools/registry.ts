@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { TurnError } from "../errors";
 import type { ToolSpec } from "../llm/types";
+import { schemaProblems } from "../schema-problems";
 import { jsonSchemaProblem } from "./json-schema";
 import type { Confirmation, Tool, ToolContext } from "./tool";
 
@@ -66,11 +67,11 @@ export class ToolRegistry {
       return { error: `Error: the arguments for ${name} are not valid JSON.` };
     }
     if (!Value.Check(tool.parameters, args)) {
+      // named by JSON pointer (`/city`), as Ajv names them for raw JSON Schemas
       const problems =
         jsonSchemaProblem(tool.parameters, args) ??
-        [...Value.Errors(tool.parameters, args)]
-          .slice(0, 3)
-          .map((e) => `${e.path || "(root)"} ${e.message}`)
+        schemaProblems(tool.parameters, args, 3)
+          .map((p) => `${p.pointer || "(root)"} ${p.says.replace(/\.$/, "")}`)
           .join("; ");
       return { error: `Error: invalid arguments for ${name}: ${problems}.` };
     }

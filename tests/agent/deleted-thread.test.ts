@@ -2,10 +2,10 @@
 // ends failed with not_found, whichever channel started it (Responses, chat, webhook), and
 // none reaches the model or answers completed for what is then gone.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { getJob } from "../../src/store/jobs";
 import { watchBegins } from "../support/agent-watch";
 import { chatEvents } from "../support/chat-events";
 import { startTestService, type TestService } from "../support/harness";
+import { finished } from "../channels/webhook/support";
 
 const SECRET = "deleted-thread-secret-0123456789";
 
@@ -64,14 +64,7 @@ describe("a thread deleted with turns on it", () => {
       fetch(`${t.service.webhookUrl}/webhook`, { method: "POST", headers: { "content-type": "application/json", "x-webhook-secret": SECRET }, body: JSON.stringify(body) }).then(
         (r) => r.json() as Promise<any>,
       );
-    const finished = async (id: string) => {
-      for (const end = Date.now() + 10_000; Date.now() < end; await Bun.sleep(5)) {
-        const job = await getJob(t.service.services.db, id);
-        if (job?.status === "completed" || job?.status === "failed") return job;
-      }
-      throw new Error(`job ${id} did not finish`);
-    };
-    const first = await finished((await webhook({ user_id: "erin", message: "first", conversation_id: "to-delete" })).job_id);
+    const first = await finished(t, (await webhook({ user_id: "erin", message: "first", conversation_id: "to-delete" })).job_id);
     expect(first.status).toBe("completed");
     const { requests } = await busy(first.threadId!);
 
@@ -81,7 +74,7 @@ describe("a thread deleted with turns on it", () => {
     watch.restore();
     expect((await t.api(`/api/chat/threads/${first.threadId}`, { method: "DELETE" })).status).toBe(204);
 
-    const job = await finished(waiting.job_id);
+    const job = await finished(t, waiting.job_id);
     expect(job).toMatchObject({ status: "failed", error: { code: "not_found" } });
     expect(t.llm.chatRequests()).toHaveLength(requests);
   });

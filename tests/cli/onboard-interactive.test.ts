@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
+import { until } from "../support/until";
 
 const root = resolve(import.meta.dir, "../..");
 const SOCKET = `service-onboard-test-${process.pid}`;
@@ -19,14 +20,16 @@ const screen = () => tmux("capture-pane", "-p", "-t", "onboard");
 const keys = (...k: string[]) => tmux("send-keys", "-t", "onboard", ...k);
 
 /** Polls the screen (bounded) until it shows `text`, at least `times` times. */
-async function see(text: string, times = 1, timeoutMs = 15_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const s = screen();
-    if (s.split(text).length - 1 >= times) return s;
-    if (Date.now() > end) throw new Error(`timed out waiting for "${text}" on:\n${s}`);
-    await Bun.sleep(50);
-  }
+function see(text: string, times = 1, timeoutMs = 15_000): Promise<string> {
+  let s = "";
+  return until(
+    () => `"${text}" on:\n${s}`,
+    () => {
+      s = screen();
+      return s.split(text).length - 1 >= times && s;
+    },
+    { timeoutMs, everyMs: 50 },
+  );
 }
 
 let llm: ScriptedLLM;
@@ -108,32 +111,17 @@ test.skipIf(!hasTmux)("offers a local Ollama as the default endpoint when one an
     const cmd = `bun ${join(root, "src/main.ts")} onboard; echo "[exited $?]"; sleep 60`;
     tmux("new-session", "-d", "-s", "ollama", "-x", "120", "-y", "40", "-e", `SERVICE_HOME=${home}`, "--", "sh", "-c", cmd);
     const show = () => tmux("capture-pane", "-p", "-t", "ollama");
-    const end = Date.now() + 15_000;
-    while (!show().includes("http://127.0.0.1:11434/v1")) {
-      if (Date.now() > end) throw new Error(`no Ollama default on:\n${show()}`);
-      await Bun.sleep(50);
-    }
+    const shows = (text: string) => until(() => `"${text}" on:\n${show()}`, () => show().includes(text), { timeoutMs: 15_000, everyMs: 50 });
+    await shows("http://127.0.0.1:11434/v1");
     expect(show()).toContain("An Ollama server answers");
     tmux("send-keys", "-t", "ollama", "Enter"); // keep the offered endpoint (Enter takes the placeholder)
-    while (!show().includes("API key")) {
-      if (Date.now() > end) throw new Error(`no key prompt on:\n${show()}`);
-      await Bun.sleep(50);
-    }
+    await shows("API key");
     tmux("send-keys", "-t", "ollama", "Enter"); // no key
-    while (!show().includes("llama3.2")) {
-      if (Date.now() > end) throw new Error(`no model list on:\n${show()}`);
-      await Bun.sleep(50);
-    }
+    await shows("llama3.2");
     tmux("send-keys", "-t", "ollama", "Enter");
-    while (!show().includes("Turn on the webhook channel")) {
-      if (Date.now() > end) throw new Error(`no webhook question on:\n${show()}`);
-      await Bun.sleep(50);
-    }
+    await shows("Turn on the webhook channel");
     tmux("send-keys", "-t", "ollama", "Enter"); // no (the default)
-    while (!show().includes("[exited 0]")) {
-      if (Date.now() > end) throw new Error(`onboarding did not finish:\n${show()}`);
-      await Bun.sleep(50);
-    }
+    await shows("[exited 0]");
     const config = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
     expect(config.llm).toEqual({ baseUrl: "http://127.0.0.1:11434/v1", model: "llama3.2" });
     expect(config.http).toBeUndefined();

@@ -4,18 +4,10 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { ChatClient } from "../../src/client/http";
 import { SseParser, type StreamState } from "../../src/client/sse";
 import type { ChatEvent } from "../../src/gateway/chat-wire";
+import { until } from "../support/until";
 
 const event = (n: number): ChatEvent => ({ type: "message.delta", thread_id: "t", response_id: "r", item_id: "m", delta: String(n) });
 const frame = (e: ChatEvent) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-
-/** Polls until `check` holds (bounded). */
-async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 let servers: ReturnType<typeof Bun.serve>[] = [];
 afterEach(() => {

@@ -15,6 +15,7 @@ import { getJob } from "../../src/store/jobs";
 import { OWNER_ID } from "../../src/store/users";
 import { startTestService, type TestService } from "../support/harness";
 import { charTokens, echoStep, startScriptedLLM, type ScriptedLLM, type Step } from "../support/scripted-llm";
+import { until } from "../support/until";
 
 const WINDOW = 4096;
 const BUDGET = contextBudget({ contextWindow: WINDOW, maxOutputTokens: 512 });
@@ -198,11 +199,7 @@ describe("a long webhook conversation", () => {
       expect(r.status).toBe(202);
       jobs.push(r.body.job_id);
     }
-    const end = Date.now() + 60_000;
-    while ((await getJob(t.service.services.db, jobs.at(-1)!))?.status !== "completed") {
-      if (Date.now() > end) throw new Error("the last job did not complete");
-      await Bun.sleep(20);
-    }
+    await until("the last job to complete", async () => (await getJob(t.service.services.db, jobs.at(-1)!))?.status === "completed", { timeoutMs: 60_000 });
   }, 120_000);
   afterAll(async () => {
     await t.stop();

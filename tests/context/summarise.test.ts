@@ -3,14 +3,15 @@ import type { ConversationItem } from "../../src/conversation/items";
 import { contextBudget } from "../../src/context/budget";
 import { Calibration, rawMessageTokens } from "../../src/context/estimate";
 import { fitSummary, summarise, summaryPrompt, transcriptLines } from "../../src/context/summarise";
-import { fakeLlm, requestText, text } from "./support";
+import { scriptedModel, type ScriptedModel } from "../support/scripted-model";
+import { requestText, text } from "./support";
 
 const budget = contextBudget({ contextWindow: 2048, maxOutputTokens: 256 }); // prompt 1792, summary 256
 const turn = (i: number, extra = ""): ConversationItem[] => [
   { type: "message", id: `u${i}`, role: "user", content: `Question ${i}: ${extra}${"words and more words ".repeat(15)}` },
   { type: "message", id: `a${i}`, role: "assistant", content: `Answer ${i}: ${"reply text ".repeat(15)}` },
 ];
-const deps = (llm: ReturnType<typeof fakeLlm>) => ({ llm, model: "summary-model", budget, calibration: new Calibration(), redact: (t: string) => t.replaceAll("sk-secret", "[REDACTED]") });
+const deps = (llm: ScriptedModel) => ({ llm, model: "summary-model", budget, calibration: new Calibration(), redact: (t: string) => t.replaceAll("sk-secret", "[REDACTED]") });
 const prompt = (req: { messages: Parameters<typeof rawMessageTokens>[0][] }) => req.messages.reduce((n, m) => n + rawMessageTokens(m), 0);
 
 describe("summaries", () => {
@@ -34,7 +35,7 @@ describe("summaries", () => {
   });
 
   test("one request with max_tokens and the summary model, redacted, when the turns fit", async () => {
-    const llm = fakeLlm(() => text("They talked."));
+    const llm = scriptedModel(() => text("They talked."));
     const s = await summarise(deps(llm), undefined, [...turn(1, "key sk-secret "), ...turn(2)], new AbortController().signal);
     expect(s.summary).toBe("They talked.");
     expect(llm.requests).toHaveLength(1);
@@ -45,7 +46,7 @@ describe("summaries", () => {
   });
 
   test("turns larger than a request go chunk by chunk, each summary the next one's base, every request within budget", async () => {
-    const llm = fakeLlm((_, n) => text(`Summary ${n}.`));
+    const llm = scriptedModel((_, n) => text(`Summary ${n}.`));
     const items = Array.from({ length: 40 }, (_, i) => turn(i)).flat();
     const s = await summarise(deps(llm), "Earlier summary.", items, new AbortController().signal);
     expect(llm.requests.length).toBeGreaterThan(2);
@@ -60,19 +61,19 @@ describe("summaries", () => {
 
   test("a provider that finds a request too long gets it once more in smaller chunks; twice is an error", async () => {
     const overflow = () => new Error("This model's maximum context length is 1000 tokens.");
-    let llm = fakeLlm((_, n) => (n === 0 ? overflow() : text("ok")));
+    let llm = scriptedModel((_, n) => (n === 0 ? overflow() : text("ok")));
     const items = Array.from({ length: 8 }, (_, i) => turn(i)).flat();
     await summarise(deps(llm), undefined, items, new AbortController().signal);
     expect(llm.requests.length).toBeGreaterThan(2);
     expect(prompt(llm.requests[1]!)).toBeLessThan(prompt(llm.requests[0]!));
 
-    llm = fakeLlm(() => overflow());
+    llm = scriptedModel(() => overflow());
     await expect(summarise(deps(llm), undefined, items, new AbortController().signal)).rejects.toThrow("maximum context length");
     expect(llm.requests).toHaveLength(2);
   });
 
   test("a planted identifier survives two rounds of a summariser that drops everything", async () => {
-    const llm = fakeLlm(() => text("The user and the assistant talked."));
+    const llm = scriptedModel(() => text("The user and the assistant talked."));
     const first = await summarise(deps(llm), undefined, [...turn(1, "ticket ZX-4471-QQ, see https://wiki.lan/t/4471 "), ...turn(2)], new AbortController().signal);
     expect(first.summary).toContain("ZX-4471-QQ");
     const second = await summarise(deps(llm), first.summary, [...turn(3), ...turn(4)], new AbortController().signal);

@@ -6,8 +6,10 @@ import { FLUSH_PROMPT, memoryFlush } from "../../src/context/flush";
 import { ThreadContext, type ThreadState } from "../../src/context/thread-context";
 import { contextBudget } from "../../src/context/budget";
 import { InvalidRequest, TurnError } from "../../src/errors";
+import { noLog } from "../../src/log";
 import type { LlmRequest, ToolSpec } from "../../src/llm/types";
-import { fakeLlm, requestText, text, type Answer } from "./support";
+import { scriptedModel, type ScriptedStep } from "../support/scripted-model";
+import { requestText, text } from "./support";
 
 const memoryWrite: ToolSpec = { name: "memory_write", description: "Write a memory document.", parameters: { type: "object" } };
 const tools: ToolSpec[] = [memoryWrite, { name: "file_read", description: "Read a file.", parameters: { type: "object" } }];
@@ -35,8 +37,8 @@ function storedTurns(n: number, words = 40) {
   return items.map((item, seq) => ({ seq, item }));
 }
 
-function context(answer: (r: LlmRequest, n: number) => Answer, state: Partial<ThreadState> = {}, over: Partial<typeof settings> = {}) {
-  const llm = fakeLlm(answer);
+function context(answer: (r: LlmRequest, n: number) => ScriptedStep, state: Partial<ThreadState> = {}, over: Partial<typeof settings> = {}) {
+  const llm = scriptedModel(answer);
   const stored: { item: CompactionItem; seq: number }[] = [];
   const notes = notesStore();
   const history = state.history ?? [];
@@ -49,14 +51,14 @@ function context(answer: (r: LlmRequest, n: number) => Answer, state: Partial<Th
       notes,
       redact: (t) => t,
       store: async (_, item, seq) => void stored.push({ item, seq }),
-      log: () => {},
+      log: noLog,
     },
     { threadId: "t", userId: "u", system: "You are helpful.", compaction: undefined, history, nextSeq: history.length, policy: () => "auto", ...state },
   );
   return { ctx, llm, stored, notes };
 }
 
-const answerAll = (r: LlmRequest): Answer =>
+const answerAll = (r: LlmRequest): ScriptedStep =>
   isFlush(r) ? [{ type: "tool_calls", calls: [{ call_id: "x", name: "memory_write", arguments: JSON.stringify({ path: "notes/t.md", content: "remember turn 0" }) }] }] : isSummary(r) ? text("Summary of earlier turns.") : text("hi");
 const newInput: ConversationItem[] = [{ type: "message", id: "new", role: "user", content: "and now?" }];
 const signal = new AbortController().signal;
@@ -125,12 +127,12 @@ describe("a turn's context", () => {
   test("a note to an existing document is added to its end", async () => {
     const notes = notesStore();
     notes.docs.set("notes/t.md", "old fact");
-    const llm = fakeLlm(answerAll);
+    const llm = scriptedModel(answerAll);
     const r = await memoryFlush(
       { llm, budget: contextBudget(settings), calibration: new Calibrations().for("m"), tool: memoryWrite, policy: () => "auto", notes, redact: (t) => t },
       { system: "s", items: storedTurns(2).map((p) => p.item) },
       { userId: "u", signal },
-      () => {},
+      noLog,
     );
     expect(r.notes).toBe(1);
     expect(notes.docs.get("notes/t.md")).toBe("old fact\n\nremember turn 0");

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, ensureBinary, listeningUrl, serveUntil } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
+import { until } from "../support/until";
 
 const TOKEN = "effects-once-token-0123456789abcdef";
 const SECRET = "effects-once-secret-0123456789";
@@ -146,7 +147,7 @@ describe("a job's tool call across a kill -9", () => {
     llm.respondWith(() => ({ toolCalls: [{ name: "web_fetch", arguments: { url: `${heater.url}/boost` } }] }));
     const first = await serve(home);
     const id = await postJob(first.webhook, "Boost the heater.");
-    for (let i = 0; i < 200 && heater.hits - before < 1; i++) await Bun.sleep(25);
+    await until("the heater to be hit", () => heater.hits - before >= 1);
     expect(heater.hits - before).toBe(1);
     first.proc.kill("SIGKILL");
     await first.proc.exited;
@@ -200,7 +201,7 @@ describe("a job that waits on an approval", () => {
       expect(decided.code).toBe(0);
       const job = await ended(s.webhook, job_id);
       expect(job).toMatchObject({ status: "completed", response: "Your files folder is empty." });
-      for (let i = 0; i < 100 && callbacks.length < 2; i++) await Bun.sleep(50);
+      await until("two callbacks", () => callbacks.length >= 2);
       expect(callbacks.map((c) => c.event ?? c.status)).toEqual(["waiting", "completed"]);
       expect(callbacks[0].approval).toMatchObject({ tool: "file_list", url: expect.stringContaining(`/?thread=${pending.thread_id}`) });
       expect((await cli("list")).out).toContain("nothing waits");

@@ -13,6 +13,7 @@ import { chatEvents } from "../support/chat-events";
 import type { TestService } from "../support/harness";
 import * as wire from "../support/provider-wires";
 import { startScriptedLLM, type ScriptedLLM, type Step } from "../support/scripted-llm";
+import { until } from "../support/until";
 
 const TOKEN = "wire-test-instance-token-0123456789abcdef";
 const SECRET = "wire-test-webhook-secret-0123456789";
@@ -61,11 +62,7 @@ beforeAll(async () => {
   webhook = s.ready.hook;
   client = new OpenAI({ baseURL: `${url}/api/v1`, apiKey: TOKEN });
   // the MCP server's tools are in place before the first turn that needs them
-  for (let i = 0; i < 300; i++) {
-    const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
-    if (status.mcp?.servers?.[0]?.state === "ready") break;
-    await Bun.sleep(50);
-  }
+  await until("the MCP server to be ready", async () => ((await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any).mcp?.servers?.[0]?.state === "ready", { timeoutMs: 15_000, everyMs: 50 });
 });
 
 afterAll(async () => {
@@ -206,12 +203,10 @@ describe("reasoning is never the answer", () => {
     });
     expect(posted.status).toBe(202);
     const { job_id } = (await posted.json()) as any;
-    let job: any;
-    for (let i = 0; i < 200; i++) {
-      job = await (await fetch(`${webhook}/jobs/${job_id}`, { headers: { "x-webhook-secret": SECRET } })).json();
-      if (job.status === "completed" || job.status === "failed") break;
-      await Bun.sleep(50);
-    }
+    const job = await until("the job to finish", async () => {
+      const job: any = await (await fetch(`${webhook}/jobs/${job_id}`, { headers: { "x-webhook-secret": SECRET } })).json();
+      return (job.status === "completed" || job.status === "failed") && job;
+    });
     expect(job.status).toBe("completed");
     expect(job.response).toBe("The heater is on.");
     expect(toolMessages().at(-1).content).toContain("from the webhook");

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, ensureBinary, serveUntil } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
+import { until } from "../support/until";
 const LLM_KEY = "llm-key-for-the-operations-test-0123";
 
 let llm: ScriptedLLM;
@@ -127,8 +128,7 @@ describe("an onboarded home, served", () => {
     const ok = (await (await api("/api/v1/responses", instanceToken, { method: "POST", body: JSON.stringify({ model: "m", input: "hi" }) })).json()) as any;
     const bad = (await (await api("/api/v1/responses", instanceToken, { method: "POST", body: JSON.stringify({ model: "m", input: "fail" }) })).json()) as any;
     expect(bad.status).toBe("failed");
-    const end = Date.now() + 5_000;
-    while (s.lines().filter((l) => l.includes('"msg":"turn"')).length < 2 && Date.now() < end) await Bun.sleep(20);
+    await until("two turn lines", () => s.lines().filter((l) => l.includes('"msg":"turn"')).length >= 2, { timeoutMs: 5_000 });
     const records = s.lines().map((l) => JSON.parse(l));
     for (const r of records) {
       expect(typeof r.ts).toBe("string");
@@ -246,9 +246,14 @@ describe("warnings and pipes", () => {
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+|no LLM is configured/);
     // head has exited; serve's next writes hit a closed pipe. It names itself in serve.json.
-    const end = Date.now() + 10_000;
-    while (!existsSync(join(h, "serve.json")) && Date.now() < end) await Bun.sleep(20);
-    const record = JSON.parse(readFileSync(join(h, "serve.json"), "utf8"));
+    // written whole once it is there: read until it parses
+    const record = await until("serve.json", () => {
+      try {
+        return JSON.parse(readFileSync(join(h, "serve.json"), "utf8"));
+      } catch {
+        return undefined;
+      }
+    });
     const cpu = () => readFileSync(`/proc/${record.pid}/stat`, "utf8").split(") ")[1]!.split(" ").slice(11, 13).reduce((a, b) => a + Number(b), 0);
     // make it write: a request that logs, then check it is alive, answering and idle
     await fetch(`${record.url}/health`);

@@ -4,21 +4,23 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
 import type { TestService } from "../support/harness";
+import { until } from "../support/until";
 import { allLlmText, MODEL, startWithExtensions, tempDir, toolMessages, writeMcpExtension } from "./support";
 
 const KEY = "mk-live-abcdefghijklmnopqrstuvwxyz012345";
 
 /** Polls GET /api/extensions until the extension reaches `state` (bounded). */
 async function waitForState(t: TestService, name: string, state: string, timeoutMs = 15_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
   let last: any;
-  while (Date.now() < deadline) {
-    const list = (await (await t.api("/api/extensions")).json()) as any;
-    last = list.extensions.find((e: any) => e.name === name);
-    if (last?.state === state) return last;
-    await Bun.sleep(20);
-  }
-  throw new Error(`extension ${name} did not reach ${state}: ${JSON.stringify(last)}`);
+  return until(
+    () => `extension ${name} to reach ${state}: ${JSON.stringify(last)}`,
+    async () => {
+      const list = (await (await t.api("/api/extensions")).json()) as any;
+      last = list.extensions.find((e: any) => e.name === name);
+      return last?.state === state && last;
+    },
+    { timeoutMs },
+  );
 }
 
 async function call(t: TestService, tool: string, args: unknown = {}): Promise<string> {

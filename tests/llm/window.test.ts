@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ContextWindow } from "../../src/llm/window";
 import { readServerWindow, serverRoot } from "../../src/llm/window-servers";
+import { captureLog } from "../support/log";
 import { startScriptedLLM } from "../support/scripted-llm";
 import { llamaCppRoutes, lmStudioRoutes, ollamaRoutes, openRouterRoutes, startFakeServer, vllmRoutes, type FakeServer, type Routes } from "../support/llm-servers";
 
@@ -123,14 +124,14 @@ describe("the window in force", () => {
   test("the server's answer, as the agent's context settings read it; the default before and without one", async () => {
     const s = await serve(ollamaRoutes({ model: "qwen3:8b", trained: 40960, numCtx: 8192 }));
     const logs: string[] = [];
-    const w = new ContextWindow({ baseUrl: s.url, model: "qwen3:8b" }, { log: (m) => void logs.push(m) });
+    const w = new ContextWindow({ baseUrl: s.url, model: "qwen3:8b" }, { log: captureLog(logs) });
     expect(w.reading).toEqual({ tokens: 32768, source: "default", from: "default" });
     expect(await w.refresh()).toEqual({ tokens: 8192, source: "server", from: "Ollama num_ctx of qwen3:8b" });
     const settings = w.settings({ maxOutputTokens: 512, memoryFlush: true, compactionModel: "small" });
     expect(settings).toMatchObject({ contextWindow: 8192, maxOutputTokens: 512, memoryFlush: true, compactionModel: "small" });
     expect(logs).toEqual(["context window 8192 tokens (Ollama num_ctx of qwen3:8b)"]);
 
-    const silent = new ContextWindow({ baseUrl: (await serve(() => undefined)).url, model: "m" }, { log: (m) => void logs.push(m) });
+    const silent = new ContextWindow({ baseUrl: (await serve(() => undefined)).url, model: "m" }, { log: captureLog(logs) });
     expect(await silent.refresh()).toEqual({ tokens: 32768, source: "default", from: "default" });
     expect(logs.at(-1)).toContain("set LLM_CONTEXT_WINDOW");
   });

@@ -34,6 +34,19 @@ test("pretty: time, level, message, key=value", () => {
   expect(lines).toEqual(['2026-11-24T10:00:00.000Z INFO  turn status=completed duration_ms=12 title="two words"']);
 });
 
+test("a child log adds its fields (a component) to every record; the record's own fields come after", () => {
+  const { log, lines } = capture("json");
+  const mcp = log.child({ component: "mcp" });
+  mcp.warn("mcp fs: the server process exited", { server: "fs" });
+  mcp.child({ server: "fs" }).error("gone");
+  log.info("parent");
+  expect(lines.map((l) => JSON.parse(l))).toEqual([
+    { ts: NOW.toISOString(), level: "warn", msg: "mcp fs: the server process exited", component: "mcp", server: "fs" },
+    { ts: NOW.toISOString(), level: "error", msg: "gone", component: "mcp", server: "fs" },
+    { ts: NOW.toISOString(), level: "info", msg: "parent" },
+  ]);
+});
+
 test("levels below LOG_LEVEL are not written", () => {
   const { log, lines } = capture("json", "warn");
   log.debug("d");

@@ -4,18 +4,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { McpManager } from "../../src/mcp/manager";
 import { ToolRegistry } from "../../src/tools/registry";
+import { until } from "../support/until";
 import { flaky, tempDir } from "./support";
 
 const ctx = (signal = new AbortController().signal) => ({ userId: "u", threadId: "t", signal });
-
-/** Waits (bounded) until `check` holds. */
-async function until(check: () => boolean, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
 
 describe("McpManager with a stdio server", () => {
   const tmp = tempDir();
@@ -32,7 +24,7 @@ describe("McpManager with a stdio server", () => {
 
   beforeAll(async () => {
     manager.start();
-    await until(() => manager.status()[0]?.state === "ready", "the server to be ready");
+    await until("the server to be ready", () => manager.status()[0]?.state === "ready");
   });
   afterAll(async () => {
     await manager.stop();
@@ -81,7 +73,7 @@ describe("McpManager with a stdio server", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(r.isError).toBe(true);
     expect(r.output).toContain("did not answer within 400 ms");
-    await until(() => events().includes("cancelled hang"), "the server to see the cancellation");
+    await until("the server to see the cancellation", () => events().includes("cancelled hang"));
   });
 
   test("aborting the turn's signal cancels the call at once", async () => {
@@ -90,13 +82,13 @@ describe("McpManager with a stdio server", () => {
     const pending = run("mcp__flaky__hang", {}, controller.signal);
     setTimeout(() => controller.abort(new Error("turn cancelled")), 50);
     await expect(pending).rejects.toThrow("turn cancelled");
-    await until(() => events().split("\n").length > before, "the server to see the cancellation");
+    await until("the server to see the cancellation", () => events().split("\n").length > before);
   });
 
   test("a list change registers the new tool", async () => {
     expect(registry.get("mcp__flaky__extra")).toBeUndefined();
     expect((await run("mcp__flaky__grow")).output).toBe("grown");
-    await until(() => registry.get("mcp__flaky__extra") !== undefined, "the new tool");
+    await until("the new tool", () => registry.get("mcp__flaky__extra") !== undefined);
     expect(manager.status()[0]!.tools).toBe(9);
     expect((await run("mcp__flaky__extra")).output).toBe("extra works");
   });

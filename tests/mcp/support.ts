@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import type { Env } from "../../src/config/load";
 import { startTestService, type TestService } from "../support/harness";
 import type { ScriptedLLM } from "../support/scripted-llm";
+import { until } from "../support/until";
 
 const root = resolve(import.meta.dir, "../..");
 /** The official reference server, run over stdio with the same Bun that runs the tests. */
@@ -54,14 +55,15 @@ export async function mcpStatus(t: TestService): Promise<any[]> {
 /** Polls /api/status until the server is in one of `states` (bounded; throws with the last status). */
 export async function waitForServer(t: TestService, name: string, states: string | string[], timeoutMs = 15_000): Promise<any> {
   const wanted = [states].flat();
-  const deadline = Date.now() + timeoutMs;
   let last: any;
-  while (Date.now() < deadline) {
-    last = (await mcpStatus(t)).find((s) => s.name === name);
-    if (last && wanted.includes(last.state)) return last;
-    await Bun.sleep(20);
-  }
-  throw new Error(`MCP server ${name} did not reach ${wanted.join("|")}: ${JSON.stringify(last)}`);
+  return until(
+    () => `MCP server ${name} to reach ${wanted.join("|")}: ${JSON.stringify(last)}`,
+    async () => {
+      last = (await mcpStatus(t)).find((s) => s.name === name);
+      return last && wanted.includes(last.state) && last;
+    },
+    { timeoutMs },
+  );
 }
 
 /** The tool messages the model was sent in its last request. */

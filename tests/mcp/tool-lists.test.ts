@@ -5,20 +5,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestService } from "../support/harness";
+import { until } from "../support/until";
 import { MODEL, everything, filesystem, mcpStatus, startWithMcp, tempDir, waitForServer } from "./support";
 
 const offered = (t: TestService): string[] => t.llm.lastChat().tools.map((x: any) => x.function.name);
 const toolMessages = (t: TestService): string[] => t.llm.lastChat().messages.filter((m: any) => m.role === "tool").map((m: any) => m.content);
 const warnings = (t: TestService): string[] => t.logLines.map((l) => JSON.parse(l)).filter((r) => r.level === "warn").map((r) => r.msg);
-
-/** Waits (bounded) until `check` holds. */
-async function until(check: () => boolean, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
 
 describe("tools, excludeTools and a denied glob", () => {
   let t: TestService;
@@ -111,7 +103,7 @@ describe("tools, excludeTools and a denied glob", () => {
   });
 
   test("patterns that match none of a server's tools are warnings once it has listed them; MCP failures are warnings", async () => {
-    await until(() => warnings(t).some((w) => w.includes("mcp__ev__zz*")), "the approval warning");
+    await until("the approval warning", () => warnings(t).some((w) => w.includes("mcp__ev__zz*")));
     const mine = warnings(t);
     expect(mine).toContain('mcpServers.fs.excludeTools: "nope_*" matches none of the server\'s 14 tools (read_file, read_text_file, read_media_file, read_multiple_files, write_file, edit_file, …)');
     expect(mine.filter((w) => w.startsWith("mcpServers.ev."))).toEqual([expect.stringContaining('mcpServers.ev.tools: "zzz" matches none of the server\'s 13 tools')]);

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { openAiLlm } from "../../src/llm/openai";
 import { MemoryService } from "../../src/memory/service";
 import { openDatabase, type Database } from "../../src/store/db";
+import { captureLog } from "../support/log";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 import { startTestService, type TestService } from "../support/harness";
 import { CORPUS } from "./fixtures";
@@ -28,7 +29,7 @@ async function open(embeddingModel: string | undefined, baseUrl = llm.url) {
   const d = await openDatabase(`file:${join(root, `db-${++n}.db`)}`);
   const logs: string[] = [];
   const model = openAiLlm({ baseUrl, apiKey: "k", model: "m", embeddingModel });
-  return { d, logs, memory: new MemoryService({ db: d.db, llm: model, log: (m) => logs.push(m) }) };
+  return { d, logs, memory: new MemoryService({ db: d.db, llm: model, log: captureLog(logs) }) };
 }
 const count = async (d: Database, sql: string, args: any[] = []) => Number((await d.client.execute({ sql, args })).rows[0]![0]);
 const embeddingCalls = () => llm.requests.filter((r) => r.path === "/v1/embeddings");

@@ -2,6 +2,7 @@
 // Prometheus text format, with the series the contract lists, fed by the agent's bus.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
+import { until } from "../support/until";
 
 const scrape = async (t: TestService, token: string | null = TOKEN) => {
   const res = await t.api("/metrics", { token });
@@ -95,11 +96,7 @@ test("a webhook job: its queue wait, its turn under the webhook channel, the job
       body: JSON.stringify({ user_id: "sensor", message: "status?" }),
     });
     const { job_id } = (await res.json()) as any;
-    for (let i = 0; i < 200; i++) {
-      const job = (await (await fetch(`${t.service.webhookUrl}/jobs/${job_id}`, { headers: { "x-webhook-secret": secret } })).json()) as any;
-      if (job.status === "completed") break;
-      await Bun.sleep(10);
-    }
+    await until("the job to complete", async () => ((await (await fetch(`${t.service.webhookUrl}/jobs/${job_id}`, { headers: { "x-webhook-secret": secret } })).json()) as any).status === "completed");
     const { text } = await scrape(t);
     expect(value(text, "service_job_queue_wait_seconds_count")).toBe(1);
     expect(value(text, 'service_turns_total{channel="webhook",status="completed"}')).toBe(1);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getJob } from "../../src/store/jobs";
 import { startTestService, type TestService } from "../support/harness";
+import { until } from "../support/until";
 
 let t: TestService;
 beforeAll(async () => {
@@ -18,14 +19,16 @@ async function call(method: string, path: string, json?: unknown, token?: string
 }
 
 /** Re-reads a routine's runs until `ok` holds (bounded). */
-async function runsUntil(id: string, ok: (runs: any[]) => boolean, token?: string, timeoutMs = 10_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await call("GET", `/api/routines/${id}/runs`, undefined, token);
-    if (ok(body.runs)) return body.runs as any[];
-    if (Date.now() > end) throw new Error(`runs: ${JSON.stringify(body.runs)}`);
-    await Bun.sleep(20);
-  }
+function runsUntil(id: string, ok: (runs: any[]) => boolean, token?: string, timeoutMs = 10_000): Promise<any[]> {
+  let runs: any[] = [];
+  return until(
+    () => `runs: ${JSON.stringify(runs)}`,
+    async () => {
+      runs = (await call("GET", `/api/routines/${id}/runs`, undefined, token)).body.runs;
+      return ok(runs) && runs;
+    },
+    { timeoutMs },
+  );
 }
 
 describe("routines API", () => {

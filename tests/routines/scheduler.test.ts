@@ -17,6 +17,7 @@ import { getRoutine, listRuns, recordRuns } from "../../src/store/routines";
 import { routines } from "../../src/store/schema";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 import { startTestService, type TestService } from "../support/harness";
+import { until } from "../support/until";
 
 let llm: ScriptedLLM;
 beforeAll(async () => {
@@ -31,14 +32,16 @@ async function create(t: TestService, body: Record<string, unknown>) {
 }
 
 /** The routine's run records, oldest first, once `ok` holds (bounded). */
-async function runsUntil(t: TestService, id: string, ok: (runs: Awaited<ReturnType<typeof listRuns>>) => boolean, timeoutMs = 15_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const runs = (await listRuns(t.service.services.db, id, 1000)).reverse();
-    if (ok(runs)) return runs;
-    if (Date.now() > end) throw new Error(`runs not as expected after ${timeoutMs} ms: ${JSON.stringify(runs.map((r) => [r.outcome, r.reason, r.job?.status]))}`);
-    await Bun.sleep(20);
-  }
+function runsUntil(t: TestService, id: string, ok: (runs: Awaited<ReturnType<typeof listRuns>>) => boolean, timeoutMs = 15_000) {
+  let runs: Awaited<ReturnType<typeof listRuns>> = [];
+  return until(
+    () => `the runs to be as expected: ${JSON.stringify(runs.map((r) => [r.outcome, r.reason, r.job?.status]))}`,
+    async () => {
+      runs = (await listRuns(t.service.services.db, id, 1000)).reverse();
+      return ok(runs) && runs;
+    },
+    { timeoutMs },
+  );
 }
 
 test("a tick over its owner's budget is skipped with reason budget, and queues nothing", async () => {

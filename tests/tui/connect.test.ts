@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { startAuthorizationServer, writeGithubExtension, type AuthorizationServer } from "../extensions/oauth-server";
 import { startWithExtensions, tempDir } from "../extensions/support";
 import { TOKEN, type TestService } from "../support/harness";
+import { until } from "../support/until";
 
 setDefaultTimeout(30_000);
 
@@ -20,20 +21,21 @@ function tmux(...args: string[]): string {
 }
 
 /** The pane's text with blessed's line wrapping undone, polled (bounded) until it has `text`. */
-async function see(session: string, text: string, timeoutMs = 15_000): Promise<string> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    // box borders come out as the letter x (tmux prints line-drawing characters so), before
-    // text or space; no word of the messages checked here starts with an x
-    const flat = tmux("capture-pane", "-p", "-t", session)
-      .split("\n")
-      .map((line) => line.replace(/(^|\s)x{1,2}/g, " "))
-      .join(" ")
-      .replace(/\s+/g, " ");
-    if (flat.includes(text)) return flat;
-    if (Date.now() > end) throw new Error(`timed out waiting for "${text}" on:\n${tmux("capture-pane", "-p", "-t", session)}`);
-    await Bun.sleep(50);
-  }
+function see(session: string, text: string, timeoutMs = 15_000): Promise<string> {
+  return until(
+    () => `"${text}" on:\n${tmux("capture-pane", "-p", "-t", session)}`,
+    () => {
+      // box borders come out as the letter x (tmux prints line-drawing characters so), before
+      // text or space; no word of the messages checked here starts with an x
+      const flat = tmux("capture-pane", "-p", "-t", session)
+        .split("\n")
+        .map((line) => line.replace(/(^|\s)x{1,2}/g, " "))
+        .join(" ")
+        .replace(/\s+/g, " ");
+      return flat.includes(text) && flat;
+    },
+    { timeoutMs, everyMs: 50 },
+  );
 }
 
 let t: TestService;

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
+import { until } from "../support/until";
 
 const root = resolve(import.meta.dir, "../..");
 const SOCKET = `service-lost-terminal-${process.pid}`;
@@ -25,19 +26,11 @@ afterAll(async () => {
 
 const alive = (pid: number) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
 
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
-
 test.skipIf(!hasTmux)("service chat exits when its terminal goes away", async () => {
   const pidFile = join(dir, "chat.pid");
   const cmd = `echo $$ > ${pidFile}; exec bun ${join(root, "src/main.ts")} chat --url ${svc.url} --token ${TOKEN}`;
   tmux("new-session", "-d", "-s", "lost", "-x", "100", "-y", "30", "-e", `SERVICE_HOME=${join(dir, "home")}`, "--", "sh", "-c", cmd);
-  await until("the TUI to draw", () => tmux("capture-pane", "-p", "-t", "lost").stdout.toString().includes("conversation"));
+  await until("the TUI to draw", () => tmux("capture-pane", "-p", "-t", "lost").stdout.toString().includes("conversation"), { everyMs: 50 });
   const pid = Number(readFileSync(pidFile, "utf8"));
   expect(alive(pid)).toBe(true);
   tmux("kill-server");

@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { routinesNotice } from "../../src/tui/routines";
 import { ChatClient } from "../../src/client/http";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
+import { until } from "../support/until";
 
 setDefaultTimeout(30_000);
 
@@ -24,11 +25,7 @@ function tmux(...args: string[]): string {
 }
 
 async function see(name: string, text: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!tmux("capture-pane", "-p", "-t", name).includes(text)) {
-    if (Date.now() > end) throw new Error(`"${text}" not on screen:\n${tmux("capture-pane", "-p", "-t", name)}`);
-    await Bun.sleep(40);
-  }
+  await until(() => `"${text}" on screen:\n${tmux("capture-pane", "-p", "-t", name)}`, () => tmux("capture-pane", "-p", "-t", name).includes(text), { timeoutMs, everyMs: 40 });
 }
 
 beforeAll(async () => {
@@ -52,11 +49,7 @@ describe.skipIf(!hasTmux)("/routines in the TUI", () => {
     svc.llm.enqueue({ text: "Nothing happened overnight." });
     const created = (await (await svc.api("/api/routines", { method: "POST", json: { name: "Night watch", schedule: "30 6 * * *", timezone: "UTC", prompt: "What happened overnight?" } })).json()) as any;
     await svc.api(`/api/routines/${created.id}/run`, { method: "POST" });
-    const end = Date.now() + 10_000;
-    while (((await (await svc.api(`/api/routines/${created.id}`)).json()) as any).last_run?.status !== "completed") {
-      if (Date.now() > end) throw new Error("the run did not complete");
-      await Bun.sleep(20);
-    }
+    await until("the run to complete", async () => ((await (await svc.api(`/api/routines/${created.id}`)).json()) as any).last_run?.status === "completed");
     const S = "routines";
     const cmd = [process.execPath, join(root, "src/main.ts"), "chat", "--url", svc.url, "--token", TOKEN].map((a) => `'${a}'`).join(" ");
     tmux("new-session", "-d", "-s", S, "-x", "140", "-y", "40", "-e", `HOME=${dir}`, "-e", `SERVICE_HOME=${join(dir, "home")}`, "-e", "LANG=C.UTF-8", "--", "sh", "-c", `cd '${dir}' && ${cmd}; exec sleep 3600`);

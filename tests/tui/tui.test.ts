@@ -11,6 +11,7 @@ import { defineTool } from "../../src/tools/tool";
 import { resetTerminalWidths, textWidth } from "../../src/tui/cells";
 import { startTestService, TOKEN, type TestService } from "../support/harness";
 import { lengthCut, thinkTags } from "../support/provider-wires";
+import { until } from "../support/until";
 
 setDefaultTimeout(30_000);
 
@@ -51,16 +52,6 @@ const screen = (name: string) => tmux("capture-pane", "-p", "-t", name);
 const keys = (name: string, ...k: string[]) => tmux("send-keys", "-t", name, ...k);
 const type = (name: string, text: string) => tmux("send-keys", "-t", name, "-l", text);
 
-/** Polls until `check` holds (bounded), instead of sleeping. */
-async function until<T>(what: string | (() => string), check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`);
-    await Bun.sleep(40);
-  }
-}
 const see = (name: string, text: string | RegExp, timeoutMs?: number) =>
   until(
     () => `${text} on ${name}:\n${screen(name)}`,
@@ -68,7 +59,7 @@ const see = (name: string, text: string | RegExp, timeoutMs?: number) =>
       const s = screen(name);
       return (typeof text === "string" ? s.includes(text) : text.test(s)) && s;
     },
-    timeoutMs,
+    { timeoutMs, everyMs: 40 },
   );
 /** An answer on screen, and the turn over (the status line says "ready" again). */
 async function reply(name: string, text: string): Promise<void> {

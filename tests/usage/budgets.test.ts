@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../support/harness";
 import { chatEvents } from "../support/chat-events";
+import { until } from "../support/until";
 
 const patchUser = (t: TestService, id: string, json: unknown) => t.api(`/api/webchat/v2/admin/users/${id}`, { method: "PATCH", json });
 const costing = (cost: number) => ({ text: `Cost ${cost}.`, usage: { prompt_tokens: 10, completion_tokens: 5, cost } });
@@ -77,12 +78,10 @@ describe("a user's budgets", () => {
         body: JSON.stringify({ user_id: "ha", message: "over budget" }),
       });
       const { job_id } = (await res.json()) as any;
-      let job: any;
-      for (let i = 0; i < 100; i++) {
-        job = await (await fetch(`${t.service.webhookUrl}/jobs/${job_id}`, { headers: { "x-webhook-secret": "budget-secret-0123456789" } })).json();
-        if (job.status === "failed" || job.status === "completed") break;
-        await Bun.sleep(20);
-      }
+      const job = await until("the job to finish", async () => {
+        const job: any = await (await fetch(`${t.service.webhookUrl}/jobs/${job_id}`, { headers: { "x-webhook-secret": "budget-secret-0123456789" } })).json();
+        return (job.status === "failed" || job.status === "completed") && job;
+      });
       expect(job).toMatchObject({ status: "failed", error: { code: "budget_exceeded" } });
       expect(t.llm.chatRequests()).toHaveLength(asked);
     } finally {

@@ -128,7 +128,7 @@ export class SsoService {
         identity: { userId, provider: provider.id, subject: identity.subject, email, lastSignInAt: now },
         ...(user ? {} : { newUser: { id: userId, email, displayName: identity.name ?? null, status: "active", role: "member", createdAt: at, updatedAt: at } }),
       });
-      log(`sso ${provider.id}: ${email} signed in as user ${userId}${user ? "" : " (created as a member)"}`);
+      log.info(`sso ${provider.id}: ${email} signed in as user ${userId}${user ? "" : " (created as a member)"}`, { provider: provider.id, user_id: userId, created: !user });
       return { token, userId };
     });
   }

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { fieldName, schemaProblems } from "../../schema-problems";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { newUuid } from "../../conversation/ids";
@@ -249,11 +249,7 @@ function parseBody(raw: Uint8Array): WebhookRequest {
     throw notJson;
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) throw new WebhookError(400, "body must be a JSON object");
-  if (!Value.Check(WebhookRequest, value)) {
-    const e = Value.Errors(WebhookRequest, value).First()!;
-    const field = e.path.split("/")[1] || "body";
-    const present = (value as Record<string, unknown>)[field] !== undefined;
-    throw new WebhookError(400, present ? `${field}: ${e.message.toLowerCase()}` : `${field} is required`);
-  }
-  return value;
+  const [problem] = schemaProblems(WebhookRequest, value);
+  if (problem) throw new WebhookError(400, `${fieldName(problem.pointer) || "body"} ${problem.says.replace(/\.$/, "")}`);
+  return value as WebhookRequest;
 }

@@ -49,7 +49,7 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
   const worker = new JobWorker({
     db,
     agent,
-    log,
+    log: log.child({ component: "jobs" }),
     turnTimeoutMs: config.agent.turnTimeoutS * 1000,
     concurrency: config.http.jobConcurrency,
     maxAttempts: config.http.jobMaxAttempts,
@@ -71,12 +71,13 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
         if (job?.status !== "waiting" || !job.threadId) return;
         logJob(log, job);
         const gate = await getGate(db, job.threadId);
-        const details = gate && "details" in gate ? gate.details : undefined;
+        // a job waits on a person: an approval, or an extension to connect
+        if (!gate || gate.kind === "external_tool") return;
         callbacks?.jobWaiting(job, {
-          tool: details?.tool ?? "",
-          arguments: details?.arguments ?? "",
+          tool: gate.details.tool,
+          arguments: gate.details.arguments,
           url: agent.deps.gateUrl(job.threadId),
-          ...(details && "destination" in details && details.destination ? { destination: details.destination } : {}),
+          ...(gate.kind === "approval" && gate.details.destination ? { destination: gate.details.destination } : {}),
         });
       })().catch((e) => log.error("job", { job_id: id, error: (e as Error).message }));
     },

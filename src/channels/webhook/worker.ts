@@ -3,6 +3,7 @@ import { GateBlocks } from "../../agent/resume";
 import type { Agent } from "../../agent/turns";
 import { answerText, type TurnResult } from "../../agent/turn-types";
 import { InvalidRequest, ThreadNotFound } from "../../errors";
+import type { Logger } from "../../log";
 import { transientFailure } from "../../llm/transient";
 import { ROUTINE_SOURCE } from "../../routines/runs";
 import type { StoredError } from "../../store/schema";
@@ -20,7 +21,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export interface WorkerDeps {
   db: Db;
   agent: Agent;
-  log: (m: string) => void;
+  log: Logger;
   turnTimeoutMs: number;
   /** Jobs of different lanes that run at once (HTTP_JOB_CONCURRENCY). */
   concurrency: number;
@@ -67,7 +68,7 @@ export class JobWorker {
 
   async start(): Promise<void> {
     const again = await requeueInterrupted(this.deps.db);
-    if (again) this.deps.log(`jobs: ${again} interrupted job(s) queued again`);
+    if (again) this.deps.log.warn(`jobs: ${again} interrupted job(s) queued again`, { jobs: again });
     for (const w of await waitingJobs(this.deps.db)) this.#waiting.set(w.threadId, w.id);
     this.kick();
   }
@@ -131,7 +132,7 @@ export class JobWorker {
 
   /** The store failed (the job stays queued, or went back to the queue): look again in a while. */
   #storeFailed(e: unknown): void {
-    this.deps.log(`jobs: ${(e as Error).message}; trying again in ${STORE_RETRY_MS / 1000} s`);
+    this.deps.log.error(`jobs: the store failed; trying again in ${STORE_RETRY_MS / 1000} s`, { error: (e as Error).message });
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.kick(), STORE_RETRY_MS);
     this.#timer.unref?.();

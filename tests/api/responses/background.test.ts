@@ -6,6 +6,7 @@ import { getGate, loadItems, loadResponseItems } from "../../../src/store/conver
 import { responses } from "../../../src/store/schema";
 import { startTestService, type TestService } from "../../support/harness";
 import { sseReader } from "../../support/responses-stream";
+import { until } from "../../support/until";
 
 let t: TestService;
 beforeAll(async () => {
@@ -36,15 +37,17 @@ describe("background", () => {
     await t.llm.waitForRequests(1);
     expect(await get(`/api/v1/responses/${body.id}`)).toMatchObject({ id: body.id, status: "in_progress", background: true });
     release();
-    for (let polled = await get(`/api/v1/responses/${body.id}`); ; polled = await get(`/api/v1/responses/${body.id}`)) {
-      if (polled.status === "completed") {
-        expect(polled.output[0].content[0].text).toBe("done in the background");
-        expect(polled.background).toBe(true);
-        break;
-      }
-      expect(polled.status).toBe("in_progress");
-      await Bun.sleep(5);
-    }
+    const done = await until(
+      "the response to complete",
+      async () => {
+        const polled = await get(`/api/v1/responses/${body.id}`);
+        if (polled.status !== "completed") expect(polled.status).toBe("in_progress");
+        return polled.status === "completed" && polled;
+      },
+      { everyMs: 5 },
+    );
+    expect(done.output[0].content[0].text).toBe("done in the background");
+    expect(done.background).toBe(true);
     t.llm.respondWith(null);
   });
 
@@ -68,7 +71,7 @@ describe("background", () => {
     expect((await loadResponseItems(t.service.services.db, body.id)).input).toEqual([expect.objectContaining({ role: "user", content: "acknowledged work" })]);
     // the live turn is what GET shows meanwhile
     expect(await get(`/api/v1/responses/${body.id}`)).toMatchObject({ status: "in_progress" });
-    for (let polled = await get(`/api/v1/responses/${body.id}`); polled.status !== "completed"; polled = await get(`/api/v1/responses/${body.id}`)) await Bun.sleep(5);
+    await until("the response to complete", async () => (await get(`/api/v1/responses/${body.id}`)).status === "completed", { everyMs: 5 });
     expect(await row()).toMatchObject({ status: "completed", error: null });
     expect(JSON.stringify((await get(`/api/v1/responses/${body.id}/input_items`)).data)).toContain("acknowledged work");
   });

@@ -13,6 +13,7 @@ import { jobRecord } from "../../../src/channels/webhook/record";
 import { getJob } from "../../../src/store/jobs";
 import { startScriptedLLM, type ScriptedLLM } from "../../support/scripted-llm";
 import { startTestService, type TestService } from "../../support/harness";
+import { until } from "../../support/until";
 
 const SECRET = "callback-test-secret-0123456789";
 
@@ -77,14 +78,14 @@ const job = async (t: TestService, id: string) =>
 const stored = async (t: TestService, id: string) => jobRecord((await getJob(t.service.services.db, id))!) as any;
 
 /** Polls the job record until `ok` holds (bounded), then returns it as GET /jobs/{id} answers. */
-async function until(t: TestService, id: string, ok: (j: any) => boolean, timeoutMs = 10_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const j = await stored(t, id);
-    if (ok(j)) return job(t, id);
-    if (Date.now() > end) throw new Error(`job record never matched: ${JSON.stringify(j)}`);
-    await Bun.sleep(20);
-  }
+async function recordUntil(t: TestService, id: string, ok: (j: any) => boolean, timeoutMs = 10_000) {
+  let j: any;
+  await until(
+    () => `the job record to match: ${JSON.stringify(j)}`,
+    async () => ok((j = await stored(t, id))),
+    { timeoutMs },
+  );
+  return job(t, id);
 }
 
 const sign = (body: string) => `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
@@ -113,7 +114,7 @@ describe("callbacks", () => {
     expect((await job(t, accepted.body.job_id)).callback).toEqual({ status: "pending", attempts: 0 });
 
     await r.waitFor(3);
-    const done = await until(t, accepted.body.job_id, (j) => j.callback.status === "delivered");
+    const done = await recordUntil(t, accepted.body.job_id, (j) => j.callback.status === "delivered");
     expect(done.callback).toEqual({ status: "delivered", attempts: 3 });
     expect(r.got.length).toBe(3);
     r.got.forEach((g, i) => {
@@ -147,7 +148,7 @@ describe("callbacks", () => {
     cleanup.push(() => t.stop());
     llm.enqueue({ error: { status: 400, message: "bad model" } });
     const accepted = await hook(t, { user_id: "homelab", message: "fail please", callback_url: r.url });
-    const done = await until(t, accepted.body.job_id, (j) => j.callback.status === "failed");
+    const done = await recordUntil(t, accepted.body.job_id, (j) => j.callback.status === "failed");
     expect(done.status).toBe("failed");
     expect(done.callback).toEqual({ status: "failed", attempts: 3 });
     expect(r.got.length).toBe(3);
@@ -174,7 +175,7 @@ describe("callbacks", () => {
     const inRange = await hook(t, { user_id: "u", message: "m", callback_url: "http://10.1.2.3:8080/in" });
     expect([named.status, inRange.status]).toEqual([202, 202]);
     // both run here (their deliveries are not awaited), so that their answers are not left for the next test
-    for (const j of [named, inRange]) await until(t, j.body.job_id, (x) => x.status === "completed");
+    for (const j of [named, inRange]) await recordUntil(t, j.body.job_id, (x) => x.status === "completed");
   });
 
   test("with HTTP_CALLBACK_ALLOW_HOSTS empty (the default) every callback_url is refused, naming it", async () => {
@@ -188,7 +189,7 @@ describe("callbacks", () => {
     const plain = await hook(t, { user_id: "u", message: "m" });
     expect(plain.status).toBe(202);
     // it runs to its end here, so that its scripted answer is not left for the next test
-    expect((await until(t, plain.body.job_id, (j) => j.status === "completed")).callback).toBeUndefined();
+    expect((await recordUntil(t, plain.body.job_id, (j) => j.status === "completed")).callback).toBeUndefined();
   });
 
   test("a pending delivery survives a restart and is made after it, when it is due", async () => {
@@ -200,7 +201,7 @@ describe("callbacks", () => {
     const first = await startTestService({ llm, env: env("127.0.0.1"), keepHome: home, callbackDelaysMs: [60_000] });
     llm.enqueue({ text: "done before the restart" });
     const accepted = await hook(first, { user_id: "u", message: "m", callback_url: r.url });
-    await until(first, accepted.body.job_id, (j) => j.callback.attempts === 1);
+    await recordUntil(first, accepted.body.job_id, (j) => j.callback.attempts === 1);
     const due = (await getJob(first.service.services.db, accepted.body.job_id))!.callbackNextAt!;
     expect(due).toBeGreaterThan(Date.now() + 50_000);
     await first.stop();
@@ -212,7 +213,7 @@ describe("callbacks", () => {
     db.close();
     const second = await startTestService({ llm, env: env("127.0.0.1"), keepHome: home, callbackDelaysMs: [60_000] });
     cleanup.push(() => second.stop());
-    const done = await until(second, accepted.body.job_id, (j) => j.callback.status === "delivered");
+    const done = await recordUntil(second, accepted.body.job_id, (j) => j.callback.status === "delivered");
     expect(done.callback).toEqual({ status: "delivered", attempts: 2 });
     expect(JSON.parse(r.got[1]!.body)).toMatchObject({ id: accepted.body.job_id, response: "done before the restart" });
   });

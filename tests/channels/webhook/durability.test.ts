@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN as DEFAULT_BIN, listeningUrl, root, serveUntil } from "../../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../../support/scripted-llm";
+import { until } from "../../support/until";
 
 let BIN = DEFAULT_BIN;
 const TOKEN = "durability-token-0123456789abcdef0123456789";
@@ -74,15 +75,16 @@ async function jobRecord(s: Running, id: string): Promise<any> {
 
 /** Polls the gateway's job list (no webhook rate-limit budget) until these jobs have all finished; bounded. */
 async function allFinished(s: Running, ids: string[], timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${s.url}/api/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    const { jobs } = (await res.json()) as { jobs: any[] };
-    const mine = jobs.filter((j) => ids.includes(j.id));
-    if (mine.length === ids.length && mine.every((j) => j.status === "completed" || j.status === "failed")) return;
-    if (Date.now() > end) throw new Error(`jobs not finished after ${timeoutMs} ms: ${JSON.stringify(mine.map((j) => j.status))}`);
-    await Bun.sleep(20);
-  }
+  let mine: any[] = [];
+  await until(
+    () => `the jobs to finish: ${JSON.stringify(mine.map((j) => j.status))}`,
+    async () => {
+      const res = await fetch(`${s.url}/api/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      mine = ((await res.json()) as { jobs: any[] }).jobs.filter((j) => ids.includes(j.id));
+      return mine.length === ids.length && mine.every((j) => j.status === "completed" || j.status === "failed");
+    },
+    { timeoutMs },
+  );
 }
 
 /** The job's message, as the LLM got it (after the <user-context> block). */

@@ -2,7 +2,7 @@
 // conversation in order. GET /jobs/{id}?wait=N answers when the job ends instead of after N.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../support/harness";
-import { accept, deferred, finished, hook, messageOf, until, webhookEnv } from "./support";
+import { accept, deferred, finished, hook, messageOf, jobUntil, webhookEnv } from "./support";
 
 describe("lanes", () => {
   let t: TestService;
@@ -105,7 +105,7 @@ describe("GET /jobs/{id}?wait=N", () => {
       return { text: "slow" };
     });
     const job = await accept(t, { user_id: "nodered", message: "slow one" });
-    await until(t, job.job_id, (j) => j.status === "running");
+    await jobUntil(t, job.job_id, (j) => j.status === "running");
     const started = Date.now();
     const r = await hook(t, `/jobs/${job.job_id}?wait=1`);
     expect(r.body.status).toBe("running");

@@ -9,7 +9,7 @@ import { JOB_RETRY_DELAYS_MS } from "../../../src/channels/webhook/worker";
 import { transientFailure } from "../../../src/llm/transient";
 import { items } from "../../../src/store/schema";
 import { startTestService, type TestService } from "../../support/harness";
-import { accept, finished, hook, messageOf, receiver, until, webhookEnv } from "./support";
+import { accept, finished, hook, messageOf, receiver, jobUntil, webhookEnv } from "./support";
 
 const DELAYS = [150, 150, 150];
 
@@ -28,7 +28,7 @@ describe("transient failures", () => {
     t.llm.reset();
     t.llm.enqueue({ error: { status: 503, message: "loading model" } }, { text: "warm now" });
     const job = await accept(t, { user_id: "ha", message: "is it warm?", conversation_id: "heat", callback_url: cb.url });
-    const waiting = await until(t, job.job_id, (j) => j.status === "queued" && j.attempts === 1);
+    const waiting = await jobUntil(t, job.job_id, (j) => j.status === "queued" && j.attempts === 1);
     expect(waiting.error).toEqual({ code: "llm_error", message: expect.stringContaining("503") });
     const record = (await hook(t, `/jobs/${job.job_id}`)).body;
     // (read before toMatchObject, which puts its matchers in the object it is given)

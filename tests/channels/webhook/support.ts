@@ -5,6 +5,7 @@ import { Webhook } from "standardwebhooks";
 import { getJob, listJobs, type JobRow } from "../../../src/store/jobs";
 import { OWNER_ID } from "../../../src/store/users";
 import type { TestService } from "../../support/harness";
+import { until } from "../../support/until";
 
 export const SECRET = "webhook-test-secret-0123456789";
 
@@ -43,18 +44,20 @@ export async function hook(
 
 /** Re-reads the job row until it has finished (bounded); the database read costs no rate-limit budget. */
 export async function finished(t: TestService, id: string, timeoutMs = 10_000): Promise<JobRow> {
-  return until(t, id, (j) => j.status === "completed" || j.status === "failed", timeoutMs);
+  return jobUntil(t, id, (j) => j.status === "completed" || j.status === "failed", timeoutMs);
 }
 
 /** Re-reads the job row until `ok` holds (bounded). */
-export async function until(t: TestService, id: string, ok: (j: JobRow) => boolean, timeoutMs = 10_000): Promise<JobRow> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await getJob(t.service.services.db, id);
-    if (job && ok(job)) return job;
-    if (Date.now() > end) throw new Error(`job ${id} still ${job?.status ?? "missing"} after ${timeoutMs} ms`);
-    await Bun.sleep(5);
-  }
+export function jobUntil(t: TestService, id: string, ok: (j: JobRow) => boolean, timeoutMs = 10_000): Promise<JobRow> {
+  let job: JobRow | undefined;
+  return until(
+    () => `job ${id}, still ${job?.status ?? "missing"}`,
+    async () => {
+      job = await getJob(t.service.services.db, id);
+      return job && ok(job) && job;
+    },
+    { timeoutMs, everyMs: 5 },
+  );
 }
 
 /** POSTs a job that must be accepted; returns the 202 body. */

@@ -10,10 +10,11 @@ import { ConfigError } from "../../../src/errors";
 import { createLogger } from "../../../src/log";
 import { startService } from "../../../src/server";
 import { eq } from "drizzle-orm";
-import { getJob, listJobs, type JobRow } from "../../../src/store/jobs";
+import { getJob, listJobs } from "../../../src/store/jobs";
 import { threads } from "../../../src/store/schema";
 import { OWNER_ID } from "../../../src/store/users";
 import { startTestService, type TestService } from "../../support/harness";
+import { finished, jobUntil } from "./support";
 
 const SECRET = "webhook-test-secret-0123456789";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -59,20 +60,6 @@ async function accept(t: TestService, body: Record<string, unknown>): Promise<{ 
   const r = await post(t, body);
   expect(r.status).toBe(202);
   return r.body;
-}
-
-/** Re-reads the job row until it has finished (bounded); the database read costs no rate-limit budget. */
-const finished = (t: TestService, id: string, timeoutMs = 10_000): Promise<JobRow> => until(t, id, (j) => j.status === "completed" || j.status === "failed", timeoutMs);
-
-/** Re-reads the job row until `ok` holds (bounded). */
-async function until(t: TestService, id: string, ok: (j: JobRow) => boolean, timeoutMs = 10_000): Promise<JobRow> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await getJob(t.service.services.db, id);
-    if (job && ok(job)) return job;
-    if (Date.now() > end) throw new Error(`job ${id} still ${job?.status ?? "missing"} after ${timeoutMs} ms`);
-    await Bun.sleep(5);
-  }
 }
 
 /** A promise the test resolves: holds the scripted LLM inside a step. */
@@ -570,7 +557,7 @@ describe("webhook configuration", () => {
     try {
       t.llm.enqueue({ toolCalls: [{ name: "file_list", arguments: {} }] });
       const first = await accept(t, { user_id: "gina", message: "list my files", conversation_id: "gated" });
-      const waiting = await until(t, first.job_id, (j) => j.status === "waiting");
+      const waiting = await jobUntil(t, first.job_id, (j) => j.status === "waiting");
       expect(waiting.waiting).toBe("approval");
       const rec = await hook(t, `/jobs/${first.job_id}`);
       expect(rec.body).toMatchObject({ status: "waiting", waiting: "approval" });
