@@ -21,7 +21,7 @@ export async function searchThreads(db: Db, userId: string, query: string, limit
     .from(threads)
     .leftJoin(gates, eq(gates.threadId, threads.id))
     .where(and(eq(threads.userId, userId), or(db.engine.contains(sql`lower(coalesce(${threads.title}, ''))`, q), exists(inMessages))))
-    .orderBy(desc(threads.updatedAt))
+    .orderBy(desc(threads.updatedAt), desc(db.engine.insertionOrder(threads)))
     .limit(limit);
   return rows.map((r) => ({ ...r, waiting: r.waiting ?? null }));
 }

@@ -295,7 +295,7 @@ export async function listThreads(db: Db, userId: string, limit = 200): Promise<
     .from(threads)
     .leftJoin(gates, eq(gates.threadId, threads.id))
     .where(eq(threads.userId, userId))
-    .orderBy(desc(threads.updatedAt))
+    .orderBy(desc(threads.updatedAt), desc(db.engine.insertionOrder(threads)))
     .limit(limit);
   return rows.map((r) => ({ ...r, waiting: r.waiting ?? null }));
 }

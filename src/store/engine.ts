@@ -37,7 +37,10 @@ export interface Engine {
   jsonText(column: SQLWrapper, ...path: string[]): SQL;
   /** Whether `haystack` holds `needle` (both as given; lower-case them first for case-insensitive). */
   contains(haystack: SQLWrapper, needle: string): SQL;
-  /** The order rows of a table were inserted in (SQLite's rowid); a tie-breaker after a timestamp. */
+  /**
+   * A tie-breaker after a timestamp in seconds: the order rows were inserted in (SQLite's
+   * rowid), or last written in (PostgreSQL's xmin, the transaction that wrote the row).
+   */
   insertionOrder(table: Table): SQL;
 }
 
@@ -75,7 +78,5 @@ export const postgresEngine: Engine = {
   rows: async <T>(q: Orm, query: SQL) => [...(await pg(q).execute(query))] as T[],
   jsonText: (column, ...path) => sql`(${column} #>> ${`{${path.join(",")}}`})`,
   contains: (haystack, needle) => sql`strpos(${haystack}, ${needle}) > 0`,
-  // the transaction that last wrote the row: where this breaks a tie (gates, a job's turns), rows
-  // of the same second were written one transaction after the other
   insertionOrder: (table) => sql`${table}.xmin::text::bigint`,
 };

@@ -7,6 +7,8 @@ import { vectorTable, type ChunkHit, type DocumentWrite, type MemoryIndex } from
 
 const CONFIG = sql.raw("'service_english'::regconfig");
 const docId = (userId: string, path: string) => sql`(SELECT id FROM memory_documents WHERE user_id = ${userId} AND path = ${path})`;
+/** A private-use character that stands for `<` while ts_headline reads a chunk. */
+const LT = "\uE000";
 const vectorLiteral = (v: number[]) => `{${v.join(",")}}`;
 
 /**
@@ -116,7 +118,8 @@ async function searchText(db: Db, userId: string, match: string, limit: number):
 async function snippets(db: Db, match: string, chunkIds: number[]): Promise<Map<number, string>> {
   const rows = await db.engine.rows<{ id: number; snippet: string }>(
     db,
-    sql`SELECT c.id AS id, ts_headline(${CONFIG}, c.text, m.q, 'StartSel=**, StopSel=**, MaxWords=24, MinWords=8, MaxFragments=1, FragmentDelimiter=…') AS snippet
+    // ts_headline drops what its parser takes for HTML tags: `<` is hidden from it, and given back
+    sql`SELECT c.id AS id, replace(ts_headline(${CONFIG}, replace(c.text, '<', ${LT}), m.q, 'StartSel=**, StopSel=**, MaxWords=24, MinWords=8, MaxFragments=1, FragmentDelimiter=…'), ${LT}, '<') AS snippet
       FROM (SELECT ${tsquery(match)} AS q) AS m, memory_chunks c
       WHERE c.id IN (${sql.join(chunkIds.map((id) => sql`${id}`), sql`, `)}) AND c.search @@ m.q`,
   );

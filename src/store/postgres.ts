@@ -14,6 +14,9 @@ import type * as schema from "./schema";
 /** Connections of a replica's pool for queries and transactions (its lock and listening connections come on top). */
 const POOL_SIZE = 10;
 
+/** `\u0000` in JSON text, not preceded by an escaped backslash. */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
 /** The advisory lock key under which one replica at a time migrates. */
 const MIGRATION_LOCK = 0x5e_71_1ce;
 
@@ -21,8 +24,13 @@ export async function openPostgres(url: string): Promise<Database> {
   const options = {
     onnotice: () => {},
     connection: { application_name: "service" },
-    // bigint columns hold ms timestamps and counts, well within a JS number
-    types: { int8: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) } },
+    types: {
+      // bigint columns hold ms timestamps and counts, well within a JS number
+      int8: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },
+      // PostgreSQL's text cannot hold NUL (SQLite's can): it is dropped, so that an id with one is
+      // simply not found and a message with one is stored without it, rather than a failed statement
+      text: { to: 25, from: [25], serialize: (s: string) => String(s).replaceAll("\0", ""), parse: (s: string) => s },
+    },
   };
   const sql = postgres(url, { ...options, max: POOL_SIZE });
   const lockConnection = postgres(url, { ...options, max: 1 });
@@ -37,6 +45,9 @@ export async function openPostgres(url: string): Promise<Database> {
   const locks = new PgLockSession(lockConnection, broadcast);
   // typed as the SQLite builder the repositories are written against (see engine.ts `Orm`)
   const db = Object.assign(drizzle(sql), { t: pgSchema as unknown as typeof schema, engine: postgresEngine }) as unknown as Db;
+  // drizzle writes json as the text JSON.stringify made: NUL goes from it as from text (json takes
+  // \u0000, but reading a field of it fails)
+  sql.options.serializers[114] = (json: string) => json.replace(NUL_ESCAPE, "$1");
   return {
     db,
     locks: (family) => locks.family(family),

@@ -1,5 +1,7 @@
 // Starts the real service in-process for tests: a temp service home with a real database
 // file, the real HTTP stack on a loopback port, and a scripted LLM that records requests.
+// With TEST_DATABASE=postgres (`bun run test:pg`) the database is a new one on a throwaway
+// PostgreSQL cluster instead of the file.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +10,7 @@ import type { ConfigLayer } from "../../src/config/schema";
 import { createLogger } from "../../src/log";
 import { startService, type RunningService } from "../../src/server";
 import { startScriptedLLM, type ScriptedLLM } from "./scripted-llm";
+import { freshPostgres, onPostgres } from "./postgres";
 
 export const TOKEN = "test-instance-token-0123456789abcdef";
 
@@ -28,6 +31,14 @@ export interface TestService {
   /** Creates a user through the admin API; returns its token and record. */
   createUser(role?: "owner" | "admin" | "member"): Promise<{ token: string; user: any }>;
   stop(): Promise<void>;
+}
+
+/** The PostgreSQL database of a service home: a service started again on the home finds its data. */
+const postgresByHome = new Map<string, string>();
+async function postgresOf(home: string): Promise<string> {
+  let url = postgresByHome.get(home);
+  if (!url) postgresByHome.set(home, (url = await freshPostgres()));
+  return url;
 }
 
 export async function startTestService(
@@ -60,6 +71,7 @@ export async function startTestService(
     RESPONSES_RATE_LIMIT: "0",
     // one scripted error is one failure; tests of retries set their own count
     LLM_MAX_RETRIES: "0",
+    ...(onPostgres ? { DATABASE_URL: await postgresOf(home) } : {}),
     ...opts.env,
   };
   const logs: string[] = [];
