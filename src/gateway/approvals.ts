@@ -40,7 +40,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
     .post(
       "/api/chat/approvals/:thread_id",
       async ({ params, body, principal }) => {
-        takeTurnBudget(s, principal);
+        await takeTurnBudget(s, principal);
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new NotFound(`No thread found with id ${threadId}.`);
         // the decision is kept with the turn it resumes, so that the thread's record shows it

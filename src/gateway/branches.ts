@@ -30,7 +30,7 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
   const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Response> => {
     if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
     await ownThread(s, p, threadId);
-    takeTurnBudget(s, p);
+    await takeTurnBudget(s, p);
     const forked = await s.agent.withThread(threadId, async () => {
       if (await getGate(s.db, threadId)) throw new InvalidRequest(WAITING);
       return forkLastTurn(s.db, threadId);

@@ -23,9 +23,9 @@ const RenameBody = Type.Object({ title: Type.String({ error: "is required and mu
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services, events: ChatEventHub) {
   /** A turn of the chat; `background` when its caller is answered before it ends (202), so that it is stored first. */
-  const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
+  const start = async (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
     if (threadId !== undefined && !isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-    takeTurnBudget(s, p);
+    await takeTurnBudget(s, p);
     return s.agent.start({
       channel: "chat",
       userId: p.userId,
@@ -76,7 +76,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       async ({ params, principal, request }) => {
         const threadId = params.thread_id;
         if (!isUuid(threadId)) throw new InvalidRequest("`thread_id` must be a thread UUID.");
-        takeTurnBudget(s, principal);
+        await takeTurnBudget(s, principal);
         try {
           const item = await s.agent.compact(principal.userId, threadId, request.signal);
           const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };

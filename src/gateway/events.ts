@@ -1,4 +1,5 @@
 import type { TurnBus, TurnEvent, TurnInfo } from "../agent/bus";
+import type { Broadcast } from "../store/broadcast";
 import type { CompactionItem } from "../conversation/items";
 import { sseFrames } from "../http/sse";
 import { unwrapToolOutput } from "../safety/injection";
@@ -13,25 +14,42 @@ type Delta = Extract<ChatEvent, { type: "message.delta" | "reasoning.delta" }>;
 /** How long deltas of one message are gathered into one event for a user's streams. */
 export const COALESCE_MS = 50;
 
+/** A chat event of another process's turn (a replica on the same database), for its user. */
+const REMOTE = "chat.event";
+type Remote = { userId: string; event: ChatEvent };
+
 /**
  * Every turn of a user, whatever started it (chat, the Responses API, a webhook job, a
  * routine), as chat events on that user's open event streams (GET /api/chat/events): the web
- * UI and the TUI. It hears the agent's bus; users with no stream open cost a lookup.
+ * UI and the TUI. It hears the agent's bus, and through `broadcast` the turns of the other
+ * processes that share the database (replicas), to which it tells this one's; users with no
+ * stream open cost a lookup.
  */
 export class ChatEventHub {
   readonly #feeds = new Map<string, UserFeed>();
   /** The turns running now: a running turn's stored response says `shutdown` until it ends (history must not show that). */
   readonly #running = new Set<string>();
 
-  constructor(bus: TurnBus) {
+  constructor(
+    bus: TurnBus,
+    private readonly broadcast?: Broadcast,
+  ) {
     bus.subscribe((turn, event) => {
-      if (event.type === "turn.started") this.#running.add(turn.id);
-      else if (event.type === "turn.completed") this.#running.delete(turn.id);
-      const feed = this.#feeds.get(turn.userId);
-      if (!feed) return;
       const e = chatEvent(turn, event);
-      if (e) feed.push(e);
+      if (!e) return;
+      this.#heard(turn.userId, e);
+      broadcast?.publish(REMOTE, { userId: turn.userId, event: e } satisfies Remote);
     });
+    broadcast?.subscribe(REMOTE, (m) => {
+      const { userId, event } = m as Remote;
+      this.#heard(userId, event);
+    });
+  }
+
+  #heard(userId: string, e: ChatEvent): void {
+    if (e.type === "turn.started") this.#running.add(e.response_id);
+    else if (e.type === "turn.completed") this.#running.delete(e.response_id);
+    this.#feeds.get(userId)?.push(e);
   }
 
   isRunning(responseId: string): boolean {
@@ -54,6 +72,7 @@ export class ChatEventHub {
   /** An event that is no turn's own, for the user's open streams (a decision taken in one of them, for the others). */
   announce(userId: string, event: ChatEvent): void {
     this.#feeds.get(userId)?.push(event);
+    this.broadcast?.publish(REMOTE, { userId, event } satisfies Remote);
   }
 }
 

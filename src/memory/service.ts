@@ -1,7 +1,7 @@
 import { KeyedLock } from "../keyed-lock";
 import { InvalidRequest } from "../errors";
 import type { Llm } from "../llm/types";
-import type { Db } from "../store/db";
+import type { Db, Locks } from "../store/db";
 import {
   chunksWithoutVectors,
   chunkTexts,
@@ -58,6 +58,8 @@ export interface SearchResult {
 
 export interface MemoryOptions {
   db: Db;
+  /** Users' locks: of this process (the default), or shared by every process on the database. */
+  locks?: Locks;
   /** Gives chunk vectors when it has an embedding model; without one search is full-text. */
   llm?: Pick<Llm, "embeddingModel" | "embed">;
   log?: (message: string) => void;
@@ -75,7 +77,7 @@ export class MemoryService {
   readonly #llm: MemoryOptions["llm"];
   readonly #log: (message: string) => void;
   /** A user's writes go one at a time, so seeding the identity never races a write. */
-  readonly #locks = new KeyedLock();
+  readonly #locks: Locks;
   /** Users whose identity documents were checked (and seeded if needed) in this process. */
   readonly #seeded = new Set<string>();
   /** Each user's identity documents as last read: every turn's system prompt needs them; writes here forget them. */
@@ -89,6 +91,7 @@ export class MemoryService {
 
   constructor(opts: MemoryOptions) {
     this.#db = opts.db;
+    this.#locks = opts.locks ?? new KeyedLock();
     this.#llm = opts.llm?.embeddingModel ? opts.llm : undefined;
     this.#log = opts.log ?? (() => {});
     this.embeddingModel = this.#llm?.embeddingModel ?? null;

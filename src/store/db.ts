@@ -2,8 +2,8 @@ import type { Client } from "@libsql/client";
 import type { Engine, Orm } from "./engine";
 import type { Broadcast } from "./broadcast";
 import type * as schema from "./schema";
-import { openLibsql } from "./libsql";
-import { openPostgres } from "./postgres";
+import { libsqlSchemaState, openLibsql } from "./libsql";
+import { openPostgres, postgresSchemaState } from "./postgres";
 
 export { storeUnavailable, uniqueViolation } from "./errors";
 export type { StoreWrite } from "./engine";
@@ -42,6 +42,31 @@ export interface Database {
 
 /** Whether the URL names a PostgreSQL server rather than a libSQL database. */
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
+
+/** The URL as it may be shown (in a log, an error): a PostgreSQL URL's password left out. */
+export function shownUrl(url: string): string {
+  if (!isPostgresUrl(url)) return url;
+  try {
+    const shown = new URL(url);
+    if (shown.password) shown.password = "***";
+    return shown.toString();
+  } catch {
+    return "the PostgreSQL URL";
+  }
+}
+
+/** Why the database cannot be used at start, in a sentence that says what to check. */
+export function cannotOpen(url: string, reason: string): string {
+  const advice = isPostgresUrl(url)
+    ? "Check that the PostgreSQL server is up and reachable, and the URL's user, password and database."
+    : "Check that its folder is writable and its disk not full.";
+  return `the database ${shownUrl(url)} cannot be opened and written: ${reason}. ${advice}`;
+}
+
+/** How far the database's schema is, read without changing anything (`service doctor`): undefined when it has none yet. */
+export function schemaState(url: string, authToken?: string): Promise<{ applied: number; known: number; users: number } | undefined> {
+  return isPostgresUrl(url) ? postgresSchemaState(url) : libsqlSchemaState(url, authToken);
+}
 
 /**
  * Opens the database the URL names and brings its schema up to date: `postgres://…` a

@@ -37,6 +37,8 @@ export interface Engine {
   jsonText(column: SQLWrapper, ...path: string[]): SQL;
   /** Whether `haystack` holds `needle` (both as given; lower-case them first for case-insensitive). */
   contains(haystack: SQLWrapper, needle: string): SQL;
+  /** What a `SELECT … LIMIT 1` that picks a row to claim ends with: lock it, skipping rows another transaction holds. */
+  skipLocked(alias: string): SQL;
   /**
    * A tie-breaker after a timestamp in seconds: the order rows were inserted in (SQLite's
    * rowid), or last written in (PostgreSQL's xmin, the transaction that wrote the row).
@@ -56,6 +58,8 @@ export const sqliteEngine: Engine = {
   jsonText: (column, ...path) => sql`json_extract(${column}, ${`$.${path.join(".")}`})`,
   contains: (haystack, needle) => sql`instr(${haystack}, ${needle}) > 0`,
   insertionOrder: (table) => sql`${table}.rowid`,
+  // one connection writes: there is nobody to skip
+  skipLocked: () => sql``,
 };
 
 /** The PostgreSQL builder, seen through the SQLite-typed `Orm` (see there). */
@@ -79,4 +83,5 @@ export const postgresEngine: Engine = {
   jsonText: (column, ...path) => sql`(${column} #>> ${`{${path.join(",")}}`})`,
   contains: (haystack, needle) => sql`strpos(${haystack}, ${needle}) > 0`,
   insertionOrder: (table) => sql`${table}.xmin::text::bigint`,
+  skipLocked: (alias) => sql.raw(`FOR UPDATE OF ${alias} SKIP LOCKED`),
 };

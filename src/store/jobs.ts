@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, notInArray, or, sql } from "drizzle-orm";
 import { uniqueViolation, type Db } from "./db";
 import type { jobs, StoredError } from "./schema";
 
@@ -68,15 +68,17 @@ export async function listJobs(db: Db, userId: string, limit = 100): Promise<Job
 }
 
 /**
- * Takes the oldest job that may run now and marks it running, in one statement: queued, due
- * (not waiting out a retry delay), and first of its lane, with nothing of its lane running.
+ * Takes the oldest job that may run now and marks it running, held by this process for
+ * `leaseMs`, in one statement: queued, due (not waiting out a retry delay), and first of its
+ * lane, with nothing of its lane running. Replicas claiming at once skip each other's
+ * candidate (`FOR UPDATE SKIP LOCKED`); one that is still queued keeps its lane's later jobs back.
  */
-export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | undefined> {
+export async function claimNextJob(db: Db, leaseMs: number, now = Date.now()): Promise<JobRow | undefined> {
   const { jobs } = db.t;
   const startedAt = new Date(now).toISOString();
   const rows = await db
     .update(jobs)
-    .set({ status: "running", startedAt, attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null })
+    .set({ status: "running", startedAt, attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null, leaseUntil: now + leaseMs })
     .where(
       and(
         eq(jobs.status, "queued"),
@@ -86,7 +88,7 @@ export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | u
             WHERE j.status = 'queued' AND (j.next_attempt_at IS NULL OR j.next_attempt_at <= ${now})
               AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.lane = j.lane AND e.seq <> j.seq
                 AND (e.status IN ('running', 'waiting') OR (e.status = 'queued' AND e.seq < j.seq)))
-            ORDER BY j.seq LIMIT 1)`,
+            ORDER BY j.seq LIMIT 1 ${db.engine.skipLocked("j")})`,
         ),
       ),
     )
@@ -101,11 +103,31 @@ export async function nextRetryAt(db: Db): Promise<number | undefined> {
   return row?.at ?? undefined;
 }
 
-/** Jobs that were running when the process died go back to the queue, ahead of newer ones. */
-export async function requeueInterrupted(db: Db): Promise<number> {
+/**
+ * Jobs running in a process that is gone go back to the queue, ahead of newer ones: every
+ * running job but `held` (this process's own) when one process has the database; when
+ * replicas share it, those whose lease has run out too (their replica stopped renewing it).
+ */
+export async function requeueAbandoned(db: Db, held: string[], now = Date.now()): Promise<number> {
   const { jobs } = db.t;
-  const rows = await db.update(jobs).set({ status: "queued" }).where(eq(jobs.status, "running")).returning({ id: jobs.id });
+  const rows = await db
+    .update(jobs)
+    .set({ status: "queued", leaseUntil: null })
+    .where(
+      and(
+        eq(jobs.status, "running"),
+        held.length ? notInArray(jobs.id, held) : undefined,
+        db.engine.shared ? or(isNull(jobs.leaseUntil), lt(jobs.leaseUntil, now)) : undefined,
+      ),
+    )
+    .returning({ id: jobs.id });
   return rows.length;
+}
+
+/** This process still runs these jobs: their leases last `leaseMs` from now. */
+export async function renewLeases(db: Db, ids: string[], leaseMs: number, now = Date.now()): Promise<void> {
+  const { jobs } = db.t;
+  if (ids.length) await db.update(jobs).set({ leaseUntil: now + leaseMs }).where(and(inArray(jobs.id, ids), eq(jobs.status, "running")));
 }
 
 /**
@@ -132,8 +154,13 @@ export type JobOutcome =
   /** Back to the queue: at once (a shutdown), or after a delay with the error that caused it (a transient failure). */
   | { status: "queued"; threadId: string | null; error: StoredError | null; nextAttemptAt: number | null };
 
-/** Where a job goes after a run of its turn: ended, waiting on a person, or back to the queue. */
-export async function finishJob(db: Db, id: string, outcome: JobOutcome): Promise<void> {
+/**
+ * Where a job goes after a run of its turn: ended, waiting on a person, or back to the queue.
+ * Only from where the caller left it: its run (`attempts`, as its claim counted it) or its
+ * wait; a job taken over meanwhile (its lease ran out) or resolved elsewhere is left as it is.
+ * False when it was.
+ */
+export async function finishJob(db: Db, id: string, outcome: JobOutcome, from: { attempts: number } | { status: "waiting" }): Promise<boolean> {
   const { jobs } = db.t;
   const set =
     outcome.status === "queued"
@@ -141,7 +168,15 @@ export async function finishJob(db: Db, id: string, outcome: JobOutcome): Promis
       : outcome.status === "waiting"
         ? { ...outcome, response: null, error: null, completedAt: null }
         : { ...outcome, completedAt: new Date().toISOString(), waiting: null };
-  await db.update(jobs).set(set).where(eq(jobs.id, id));
+  const mine = "attempts" in from ? and(eq(jobs.status, "running"), eq(jobs.attempts, from.attempts)) : eq(jobs.status, "waiting");
+  const rows = await db.update(jobs).set({ ...set, leaseUntil: null }).where(and(eq(jobs.id, id), mine)).returning({ id: jobs.id });
+  return rows.length > 0;
+}
+
+/** The job waiting on a person at this thread's gate, if any. */
+export async function jobWaitingOn(db: Db, threadId: string): Promise<string | undefined> {
+  const { jobs } = db.t;
+  return (await db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.status, "waiting"), eq(jobs.threadId, threadId))).limit(1))[0]?.id;
 }
 
 /** The turn of an earlier run of the job, if one got as far as storing it: a run again goes on with it. */

@@ -86,6 +86,19 @@ function renewedAfterFailure(client: Client, tune: (c: Client) => Promise<void>)
   });
 }
 
+export async function libsqlSchemaState(url: string, authToken?: string): Promise<{ applied: number; known: number; users: number } | undefined> {
+  const client = createClient({ url, authToken });
+  try {
+    const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__migrations'");
+    if (!tables.rows.length) return undefined;
+    const applied = Number((await client.execute("SELECT count(*) AS n FROM __migrations")).rows[0]!.n);
+    const users = Number((await client.execute("SELECT count(*) AS n FROM users")).rows[0]!.n);
+    return { applied, known: migrations.length, users };
+  } finally {
+    client.close();
+  }
+}
+
 async function migrate(client: Client): Promise<void> {
   await client.execute(
     "CREATE TABLE IF NOT EXISTS __migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",

@@ -61,6 +61,19 @@ export async function openPostgres(url: string): Promise<Database> {
   };
 }
 
+export async function postgresSchemaState(url: string): Promise<{ applied: number; known: number; users: number } | undefined> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const [table] = await sql`select to_regclass('__migrations') as t`;
+    if (!table?.t) return undefined;
+    const [applied] = await sql`select count(*)::int as n from __migrations`;
+    const [users] = await sql`select count(*)::int as n from users`;
+    return { applied: applied!.n, known: migrations.length, users: users!.n };
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
 /** Applies the migrations not yet applied, all in one transaction under an advisory lock: once, whichever replica starts first. */
 async function migrate(sql: Sql): Promise<void> {
   await sql.begin(async (tx) => {
