@@ -5,8 +5,11 @@
 import { Glob } from "bun";
 import { pgInstalled } from "../tests/support/postgres";
 
-/** The suites that run on both stores: everything that reaches the store through the service. */
-const SUITES = ["store", "api", "channels", "routines", "agent", "context", "gateway", "usage", "auth", "memory", "tools", "e2e/replicas.test.ts", "e2e/effects-once.test.ts", "e2e/automations-binary.test.ts"];
+/**
+ * The suites that run on both stores: everything that reaches the store through the service,
+ * and the binary killed mid-job. (tests/e2e/replicas.test.ts runs on PostgreSQL in any case.)
+ */
+const SUITES = ["store", "api", "channels", "routines", "agent", "context", "gateway", "usage", "auth", "memory", "tools", "e2e/effects-once.test.ts"];
 
 /**
  * Files that open or break the libSQL file underneath the service (to look inside it, or to

@@ -10,7 +10,7 @@ import type { ConfigLayer } from "../../src/config/schema";
 import { createLogger } from "../../src/log";
 import { startService, type RunningService } from "../../src/server";
 import { startScriptedLLM, type ScriptedLLM } from "./scripted-llm";
-import { freshPostgres, onPostgres } from "./postgres";
+import { onPostgres, postgresOf } from "./postgres";
 
 export const TOKEN = "test-instance-token-0123456789abcdef";
 
@@ -31,14 +31,6 @@ export interface TestService {
   /** Creates a user through the admin API; returns its token and record. */
   createUser(role?: "owner" | "admin" | "member"): Promise<{ token: string; user: any }>;
   stop(): Promise<void>;
-}
-
-/** The PostgreSQL database of a service home: a service started again on the home finds its data. */
-const postgresByHome = new Map<string, string>();
-async function postgresOf(home: string): Promise<string> {
-  let url = postgresByHome.get(home);
-  if (!url) postgresByHome.set(home, (url = await freshPostgres()));
-  return url;
 }
 
 export async function startTestService(

@@ -83,6 +83,14 @@ async function startCluster(): Promise<Cluster> {
   return { dir, port, admin };
 }
 
+/** The database of a service home (TEST_DATABASE=postgres): a service started again on the home finds its data. */
+const byHome = new Map<string, string>();
+export async function postgresOf(home: string): Promise<string> {
+  let url = byHome.get(home);
+  if (!url) byHome.set(home, (url = await freshPostgres()));
+  return url;
+}
+
 /** A new empty database on the process's throwaway cluster: its URL. */
 export async function freshPostgres(): Promise<string> {
   cluster ??= startCluster();
