@@ -72,12 +72,9 @@ const pg = (q: Orm) => q as unknown as PgOrm;
 export const postgresEngine: Engine = {
   name: "postgres",
   shared: true,
-  batch: (db, build) =>
-    pg(db).transaction(async (tx) => {
-      const out: unknown[] = [];
-      for (const w of build(tx)) out.push(await w);
-      return out;
-    }),
+  // the statements go out together on the transaction's connection (postgres.js pipelines
+  // them, in order), rather than one round trip each
+  batch: (db, build) => pg(db).transaction((tx) => Promise.all(build(tx))),
   exec: (q, statement) => pg(q).execute(statement) as unknown as StoreWrite,
   rows: async <T>(q: Orm, query: SQL) => [...(await pg(q).execute(query))] as T[],
   jsonText: (column, ...path) => sql`(${column} #>> ${`{${path.join(",")}}`})`,

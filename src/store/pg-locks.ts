@@ -1,31 +1,21 @@
 import type { Sql } from "postgres";
 import { KeyedLock } from "../keyed-lock";
-import type { Broadcast } from "./broadcast";
 import type { Locks } from "./db";
 
-/** How long a waiter sleeps at most before it tries a lock held in another replica again. */
-const RETRY_MS = 250;
-const RELEASED = "lock.released";
+/** How long a waiter sleeps before it tries a lock another replica holds again: doubling from the first, up to the last. */
+const RETRY_MS = [5, 250] as const;
 
 /**
  * Locks shared by the replicas: PostgreSQL session advisory locks, all held on one connection
- * of this process's own (`sql`, a client of one connection). Within the process, holders of a key queue in arrival order
- * (KeyedLock); the first in line tries the advisory lock and, while another replica holds
- * it, waits until that one says it let go (or tries again every RETRY_MS). A replica that
+ * of this process's own (`sql`, a client of one connection). Within the process, holders of a
+ * key queue in arrival order (KeyedLock); the first in line tries the advisory lock and, while
+ * another replica holds it, tries again after a pause that grows (replicas rarely meet on one
+ * thread: a person's second message while the first is answered elsewhere). A replica that
  * dies lets go of its locks with its connection. (So does one whose lock connection breaks:
  * postgres.js connects again for the next call, and the locks it held are gone.)
  */
 export class PgLockSession {
-  readonly #wakers = new Set<() => void>();
-
-  constructor(
-    private readonly sql: Sql,
-    private readonly broadcast: Broadcast,
-  ) {
-    broadcast.subscribe(RELEASED, () => {
-      for (const wake of [...this.#wakers]) wake();
-    });
-  }
+  constructor(private readonly sql: Sql) {}
 
   family(name: string): Locks {
     const local = new KeyedLock();
@@ -36,7 +26,7 @@ export class PgLockSession {
           try {
             return await fn();
           } finally {
-            await this.#release(name, key);
+            await this.sql`select pg_advisory_unlock(hashtext(${name}), hashtext(${key}))`.catch(() => {});
           }
         }),
     };
@@ -47,23 +37,10 @@ export class PgLockSession {
   }
 
   async #acquire(family: string, key: string): Promise<void> {
-    for (;;) {
+    for (let pause: number = RETRY_MS[0]; ; pause = Math.min(pause * 2, RETRY_MS[1])) {
       const [row] = await this.sql`select pg_try_advisory_lock(hashtext(${family}), hashtext(${key})) as ok`;
       if (row?.ok) return;
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          this.#wakers.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, RETRY_MS);
-        this.#wakers.add(wake);
-      });
+      await Bun.sleep(pause);
     }
-  }
-
-  async #release(family: string, key: string): Promise<void> {
-    await this.sql`select pg_advisory_unlock(hashtext(${family}), hashtext(${key}))`.catch(() => {});
-    this.broadcast.publish(RELEASED, null);
   }
 }

@@ -42,7 +42,7 @@ export async function openPostgres(url: string): Promise<Database> {
   }
   const broadcast = new PgBroadcast(sql, (e) => console.error(`database events: ${e.message}`));
   await broadcast.start();
-  const locks = new PgLockSession(lockConnection, broadcast);
+  const locks = new PgLockSession(lockConnection);
   // typed as the SQLite builder the repositories are written against (see engine.ts `Orm`)
   const db = Object.assign(drizzle(sql), { t: pgSchema as unknown as typeof schema, engine: postgresEngine }) as unknown as Db;
   // drizzle writes json as the text JSON.stringify made: NUL goes from it as from text (json takes
