@@ -99,7 +99,9 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   });
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
   const { broadcast } = database;
-  const memory = new MemoryService({ db: database.db, locks: database.locks("memory"), llm, log });
+  // identity documents are read once per user: a write in another replica makes this one read them again
+  const memory = new MemoryService({ db: database.db, locks: database.locks("memory"), written: (id) => broadcast.publish(MEMORY_WRITTEN, id), llm, log });
+  broadcast.subscribe(MEMORY_WRITTEN, (id) => typeof id === "string" && memory.forget(id));
   const tools = new ToolRegistry();
   const callbackHosts = callbackAllowList(config, log);
   // the job queue and the scheduler need the agent, which needs the tools: bound once they exist
@@ -150,7 +152,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     maxSteps: config.agent.maxSteps,
     safety,
     policies: policies.policies,
-    allowAlways: policies.allowAlways,
+    allowAlways: async (userId, tool) => {
+      await policies.allowAlways(userId, tool);
+      broadcast.publish(USER_CHANGED, userId);
+    },
     destinations: policies.destinations,
     recordEgress: (entry) => recordEgress(database.db, entry),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
@@ -292,6 +297,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 /** What the replicas on one database tell each other (see store/broadcast.ts). */
 const ROUTINE_CHANGED = "routine.changed";
 const USER_CHANGED = "user.changed";
+const MEMORY_WRITTEN = "memory.written";
 
 /** How long the gateway waits for the LLM server to say its context window before it listens. */
 const WINDOW_START_WAIT_MS = 1_500;

@@ -60,6 +60,8 @@ export interface MemoryOptions {
   db: Db;
   /** Users' locks: of this process (the default), or shared by every process on the database. */
   locks?: Locks;
+  /** A user's documents were written or deleted here (other processes on the database forget what they read of them). */
+  written?: (userId: string) => void;
   /** Gives chunk vectors when it has an embedding model; without one search is full-text. */
   llm?: Pick<Llm, "embeddingModel" | "embed">;
   log?: (message: string) => void;
@@ -78,6 +80,7 @@ export class MemoryService {
   readonly #log: (message: string) => void;
   /** A user's writes go one at a time, so seeding the identity never races a write. */
   readonly #locks: Locks;
+  readonly #written: (userId: string) => void;
   /** Users whose identity documents were checked (and seeded if needed) in this process. */
   readonly #seeded = new Set<string>();
   /** Each user's identity documents as last read: every turn's system prompt needs them; writes here forget them. */
@@ -92,6 +95,7 @@ export class MemoryService {
   constructor(opts: MemoryOptions) {
     this.#db = opts.db;
     this.#locks = opts.locks ?? new KeyedLock();
+    this.#written = opts.written ?? (() => {});
     this.#llm = opts.llm?.embeddingModel ? opts.llm : undefined;
     this.#log = opts.log ?? (() => {});
     this.embeddingModel = this.#llm?.embeddingModel ?? null;
@@ -117,6 +121,7 @@ export class MemoryService {
       await writeDocuments(this.#db, userId, [doc], [...(await this.#vectorDims())], now);
       this.#changed(userId);
     });
+    this.#written(userId);
     return { path, size: Buffer.byteLength(content, "utf8"), updatedAt: now };
   }
 
@@ -140,6 +145,7 @@ export class MemoryService {
       this.#changed(userId);
       const deleted = await deleteDocument(this.#db, userId, path, [...(await this.#vectorDims())]);
       this.#changed(userId);
+      this.#written(userId);
       return deleted;
     });
   }

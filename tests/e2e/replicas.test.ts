@@ -13,7 +13,7 @@ import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 
 const TOKEN = "replicas-token-0123456789abcdef";
 const SECRET = "replicas-secret-0123456789";
-const RATE_LIMIT = 4;
+const RATE_LIMIT = 10;
 
 const skip = skipWithoutPostgres();
 let llm: ScriptedLLM;
@@ -127,6 +127,23 @@ describe.skipIf(skip)("two replicas on one PostgreSQL database", () => {
     const history = JSON.stringify(llm.lastChat().messages);
     expect(history).toContain("The code word is heron.");
     expect(history).toContain("Noted: the code word is heron.");
+  }, 30_000);
+
+  test("an identity file written through one replica is in the next turn's system prompt on the other", async () => {
+    const token = ((await (await api(a, "/api/webchat/v2/admin/users", { json: { role: "member" } })).json()) as any).api_token as string;
+    llm.respondWith(() => ({ text: "ok" }));
+    // b has read the user's identity files for a turn, and keeps them
+    expect((await api(b, "/api/v1/responses", { json: { model: "default", input: "hello" }, token })).status).toBe(200);
+    const written = await api(a, "/api/memory/write", { json: { path: "USER.md", content: "# About you\nThe user's cat is called Miso." }, token });
+    expect(written.status).toBe(200);
+    const system = async () => {
+      expect((await api(b, "/api/v1/responses", { json: { model: "default", input: "hello again" }, token })).status).toBe(200);
+      return String(llm.lastChat().messages[0].content);
+    };
+    // a replica hears of the write within moments (LISTEN/NOTIFY)
+    let prompt = await system();
+    for (let i = 0; i < 8 && !prompt.includes("Miso"); i++) prompt = await system();
+    expect(prompt).toContain("The user's cat is called Miso.");
   }, 30_000);
 
   test("the rate limit is one budget whichever replica a request reaches", async () => {
