@@ -3,7 +3,7 @@
 // routine ticks in turn, never both.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { openDatabase, uniqueViolation, type Database } from "../../src/store/db";
+import { openDatabase, storeUnavailable, uniqueViolation, type Database } from "../../src/store/db";
 import { migrations } from "../../src/store/migrations-pg";
 import { claimNextJob, finishJob, getJob, insertJob, renewLeases, requeueAbandoned, type NewJob } from "../../src/store/jobs";
 import { recordRuns } from "../../src/store/routines";
@@ -178,5 +178,27 @@ describe.skipIf(skip)("PostgreSQL shared by replicas", () => {
     // the loser's job went with its run: nothing half-recorded
     const ids = [await getJob(a.db, "job-x"), await getJob(a.db, "job-y")].filter(Boolean);
     expect(ids).toHaveLength(1);
+  });
+});
+
+describe.skipIf(skip)("PostgreSQL going away", () => {
+  test("a connection the server ends is told as the database unavailable (503), and the next statement connects again", async () => {
+    const own = await freshPostgres();
+    const d = await openDatabase(own);
+    try {
+      await ensureOwner(d.db);
+      const admin = postgres(own, { max: 1 });
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'service' and pid <> pg_backend_pid() and datname = current_database()`;
+      await admin.end();
+      const failed = await getJob(d.db, "nothing").then(
+        () => undefined,
+        (e) => e,
+      );
+      // a pooled connection may have been replaced already; when the statement met the ended one, it says so
+      if (failed) expect(storeUnavailable(failed)).toMatch(/\((57P01|08\w{3}|CONNECTION_\w+)\)$/);
+      expect(await getJob(d.db, "nothing")).toBeUndefined();
+    } finally {
+      await d.close();
+    }
   });
 });
