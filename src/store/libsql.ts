@@ -2,7 +2,7 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { KeyedLock } from "../keyed-lock";
-import { RateLimiter } from "../auth/rate-limit";
+import { RateLimiter } from "../rate-limit";
 import type { Database, Db } from "./db";
 import { sqliteEngine } from "./engine";
 import { localBroadcast } from "./broadcast";
