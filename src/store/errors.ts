@@ -5,8 +5,11 @@ import postgres from "postgres";
 /** SQLite's answers that say the database cannot be used now (locked, full, read-only, gone), not that a statement is wrong. */
 const SQLITE_UNAVAILABLE = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOMEM"]);
 
-/** PostgreSQL's: a lost or refused connection (class 08), no resources left (53), a server shutting down (57P), a read-only one. */
-const PG_UNAVAILABLE = /^(08|53|57P)|^25006$/;
+/**
+ * PostgreSQL's: a lost or refused connection (class 08), a refused login (28), no such
+ * database (3D000), no resources left (53), a server shutting down (57P), a read-only one.
+ */
+const PG_UNAVAILABLE = /^(08|28|53|57P)|^(3D000|25006)$/;
 /** postgres.js's own codes for a connection it could not make or lost. */
 const CONNECTION_LOST = new Set(["CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EPIPE", "ETIMEDOUT"]);
 

@@ -3,7 +3,7 @@
 // routine ticks in turn, never both.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
-import { openDatabase, storeUnavailable, uniqueViolation, type Database } from "../../src/store/db";
+import { cannotOpen, openDatabase, storeUnavailable, uniqueViolation, type Database } from "../../src/store/db";
 import { migrations } from "../../src/store/migrations-pg";
 import { claimNextJob, finishJob, getJob, insertJob, renewLeases, requeueAbandoned, type NewJob } from "../../src/store/jobs";
 import { recordRuns } from "../../src/store/routines";
@@ -199,6 +199,24 @@ describe.skipIf(skip)("PostgreSQL going away", () => {
       expect(await getJob(d.db, "nothing")).toBeUndefined();
     } finally {
       await d.close();
+    }
+  });
+});
+
+describe.skipIf(skip)("a PostgreSQL database that cannot be opened", () => {
+  test("no server, no such database, a refused login: each is the database unavailable, said without the password", async () => {
+    const base = new URL(url);
+    const urls = [`postgres://postgres:secret@127.0.0.1:1/x`, `postgres://postgres:secret@${base.host}/no_such_db`, `postgres://nobody:secret@${base.host}${base.pathname}`];
+    for (const u of urls) {
+      const e = await openDatabase(u).then(
+        () => undefined,
+        (err) => err,
+      );
+      const reason = storeUnavailable(e);
+      expect(reason).toMatch(/\((ECONNREFUSED|3D000|28000|28P01)\)$/);
+      const said = cannotOpen(u, reason!);
+      expect(said).not.toContain("secret");
+      expect(said).toContain("Check that the PostgreSQL server is up");
     }
   });
 });
