@@ -56,7 +56,7 @@ export async function openPostgres(url: string): Promise<Database> {
     async close() {
       await broadcast.stop();
       await locks.close();
-      await sql.end({ timeout: 5 });
+      await sql.end({ timeout: 2 });
     },
   };
 }

@@ -195,7 +195,7 @@ describe.skipIf(skip)("PostgreSQL going away", () => {
         (e) => e,
       );
       // a pooled connection may have been replaced already; when the statement met the ended one, it says so
-      if (failed) expect(storeUnavailable(failed)).toMatch(/\((57P01|08\w{3}|CONNECTION_\w+)\)$/);
+      if (failed) expect(storeUnavailable(failed)).toMatch(/\((57P01|08\w{3}|ECONNRESET|CONNECTION_\w+)\)$/);
       expect(await getJob(d.db, "nothing")).toBeUndefined();
     } finally {
       await d.close();
