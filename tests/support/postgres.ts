@@ -73,7 +73,7 @@ async function startCluster(): Promise<Cluster> {
   const data = join(dir, "data");
   run([join(BIN, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale", "C"]);
   const port = await freePort();
-  const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=300"];
+  const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=1000"];
   run([join(BIN, "pg_ctl"), "-D", data, "-o", options.join(" "), "-l", join(dir, "log"), "-w", "start"]);
   process.once("exit", () => {
     spawnSync(asOwner([join(BIN, "pg_ctl"), "-D", data, "-m", "immediate", "stop"]));
