@@ -28,7 +28,7 @@ import { routineRoutes } from "./routines/routes";
 export function createApp(s: Services) {
   const responses = responsesApi(s);
   // each user's turn events, for the web UI and the TUI (GET /api/chat/events)
-  const events = new ChatEventHub(s.agent.bus);
+  const events = new ChatEventHub(s.agent.bus, s.broadcast);
   // every OpenAI-style route answers under /api/v1 and under the legacy /v1 alike
   const openAiCompatible = (prefix: string) =>
     new Elysia({ name: "openai-compatible", seed: prefix })

@@ -7,14 +7,13 @@ import type { Services } from "./services";
 import { Authenticator } from "./auth/principal";
 import { UserAdmin } from "./auth/users";
 import { SsoService } from "./auth/sso/service";
-import { RateLimiter } from "./auth/rate-limit";
 import { newToken } from "./auth/tokens";
 import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, type Env, type Paths, type TokenSource as ConfiguredTokenSource } from "./config/load";
 import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError, StartupError, TurnError } from "./errors";
 import { openAiLlm } from "./llm/openai";
 import { ContextWindow } from "./llm/window";
-import { openDatabase, storeUnavailable, type Database } from "./store/db";
+import { cannotOpen, openDatabase, storeUnavailable, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
 import { ToolRegistry } from "./tools/registry";
 import { builtinTools } from "./tools/builtin";
@@ -99,7 +98,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     ],
   });
   const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
-  const memory = new MemoryService({ db: database.db, llm, log: log.child({ component: "memory" }) });
+  const { broadcast } = database;
+  // identity documents are read once per user: a write in another replica makes this one read them again
+  const memory = new MemoryService({ db: database.db, locks: database.locks("memory"), written: (id) => broadcast.publish(MEMORY_WRITTEN, id), llm, log: log.child({ component: "memory" }) });
+  broadcast.subscribe(MEMORY_WRITTEN, (id) => typeof id === "string" && memory.forget(id));
   const tools = new ToolRegistry();
   const callbackHosts = callbackAllowList(config, log);
   // the job queue and the scheduler need the agent, which needs the tools: bound once they exist
@@ -107,7 +109,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   let scheduler: RoutineScheduler | undefined;
   const routines = new Routines({
     db: database.db,
-    changed: async (id) => scheduler?.changed(id),
+    changed: async (id) => {
+      broadcast.publish(ROUTINE_CHANGED, id);
+      await scheduler?.changed(id);
+    },
     kick: () => queue?.worker.kick(),
     callbackHosts,
     canSign: !!config.http.webhookSecret,
@@ -147,7 +152,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     maxSteps: config.agent.maxSteps,
     safety,
     policies: policies.policies,
-    allowAlways: policies.allowAlways,
+    allowAlways: async (userId, tool) => {
+      await policies.allowAlways(userId, tool);
+      broadcast.publish(USER_CHANGED, userId);
+    },
     destinations: policies.destinations,
     recordEgress: (entry) => recordEgress(database.db, entry),
     gateUrl: (threadId) => `${publicUrl}/?thread=${threadId}`,
@@ -156,10 +164,11 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     context: contextWindow.settings(config.llm),
     notes: memory,
     usage: { prices: config.llm.prices, ledger, budgets },
+    locks: database.locks("thread"),
     log,
   });
   // the durable job queue (webhook jobs and routine runs) and the routines' scheduler
-  const jobs = createJobQueue(config, database.db, agent, log, callbackHosts, { callbackDelaysMs: opts.callbackDelaysMs, retryDelaysMs: opts.jobRetryDelaysMs });
+  const jobs = createJobQueue(config, database.db, agent, log, callbackHosts, { callbackDelaysMs: opts.callbackDelaysMs, retryDelaysMs: opts.jobRetryDelaysMs, broadcast });
   const ticks = new RoutineScheduler({
     db: database.db,
     kick: () => jobs.worker.kick(),
@@ -170,9 +179,19 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       (e) => (e instanceof TurnError && e.code === "budget_exceeded" ? true : Promise.reject(e)),
     ),
   });
+  // another replica's routine changed: every replica's scheduler follows every routine (a tick's unique key fires it once)
+  broadcast.subscribe(ROUTINE_CHANGED, (id) => typeof id === "string" && void ticks.changed(id));
   queue = jobs;
   scheduler = ticks;
   const auth = new Authenticator(database.db, token.token);
+  /** What this process remembers of a user, forgotten when the user changes (here or in another replica). */
+  const forgetUser = (id: string) => {
+    auth.forget(id);
+    memory.forget(id);
+    policies.forget(id);
+    budgets.forget(id);
+  };
+  broadcast.subscribe(USER_CHANGED, (id) => typeof id === "string" && forgetUser(id));
   const services: Services = {
     memory,
     config,
@@ -183,13 +202,12 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     agent,
     auth,
     users: new UserAdmin({ db: database.db, home: opts.paths.home, forget: (id) => {
-        auth.forget(id);
-        memory.forget(id);
-        policies.forget(id);
-        budgets.forget(id);
+        forgetUser(id);
+        broadcast.publish(USER_CHANGED, id);
       }, cancelTurns: (id) => agent.cancelUser(id), stopTurns: (id) => agent.stopUser(id) }),
     sso: new SsoService({ db: database.db, settings: config.auth.sso, auth, gatewayUrl: () => publicUrl, log: log.child({ component: "sso" }) }),
-    turnLimiter: new RateLimiter(config.responses.rateLimit),
+    turnLimiter: database.rateLimiter("turns", config.responses.rateLimit),
+    broadcast,
     version: VERSION,
     build: buildInfo(),
     contextWindow,
@@ -278,12 +296,17 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         contextWindow.close();
         steward.stop();
         memory.stop();
-        database.close();
+        await database.close();
       })();
       return stopping;
     },
   };
 }
+
+/** What the replicas on one database tell each other (see store/broadcast.ts). */
+const ROUTINE_CHANGED = "routine.changed";
+const USER_CHANGED = "user.changed";
+const MEMORY_WRITTEN = "memory.written";
 
 /** How long the gateway waits for the LLM server to say its context window before it listens. */
 const WINDOW_START_WAIT_MS = 1_500;
@@ -299,7 +322,7 @@ async function writableDatabase(url: string, authToken: string | undefined, busy
     database?.close();
     const down = storeUnavailable(e);
     if (!down) throw e;
-    throw new StartupError(`the database ${url} cannot be opened and written: ${down}. Check that its folder is writable and its disk not full.`);
+    throw new StartupError(cannotOpen(url, down));
   }
 }
 

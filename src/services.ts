@@ -2,12 +2,12 @@ import type { Agent } from "./agent/turns";
 import type { Authenticator } from "./auth/principal";
 import type { UserAdmin } from "./auth/users";
 import type { SsoService } from "./auth/sso/service";
-import type { RateLimiter } from "./auth/rate-limit";
 import type { Config } from "./config/schema";
 import type { Llm } from "./llm/types";
 import type { Logger } from "./log";
 import type { MemoryService } from "./memory/service";
-import type { Db } from "./store/db";
+import type { Broadcast } from "./store/broadcast";
+import type { Db, Limiter } from "./store/db";
 import type { ToolRegistry } from "./tools/registry";
 import type { McpManager } from "./mcp/manager";
 import type { ExtensionManager } from "./extensions/manager";
@@ -33,8 +33,10 @@ export interface Services {
   users: UserAdmin;
   /** Signing in through an identity provider (`auth.sso`). */
   sso: SsoService;
-  /** Shared by Responses POST and /api/chat/send. */
-  turnLimiter: RateLimiter;
+  /** Shared by Responses POST and /api/chat/send (and by every replica on the database). */
+  turnLimiter: Limiter;
+  /** The other processes on the database (replicas), for what they must hear: chat events. */
+  broadcast: Broadcast;
   version: string;
   /** Which build runs: version, commit, build date (GET /api/status). */
   build: BuildInfo;

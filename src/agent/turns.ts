@@ -10,6 +10,7 @@ import type { NoteStore } from "../context/flush";
 import { ThreadCache } from "../context/thread-cache";
 import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
+import type { Locks } from "../store/db";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
 import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, ownThread, type Gate, type TurnRecord, getResponse, loadResponseItems, storeTurnItems, deleteItem, type ResponseRow } from "../store/conversations";
 import { storeUnavailable, type Db } from "../store/db";
@@ -67,6 +68,8 @@ export interface AgentDeps {
    * `prices`; turns that would start over a budget fail. Without it turns are counted, not kept.
    */
   usage?: { prices: Prices; ledger: UsageLedger; budgets?: Budgets };
+  /** The threads' locks: of this process (the default), or shared by every process on the database. */
+  locks?: Locks;
   log?: Logger;
 }
 
@@ -116,7 +119,7 @@ interface Ran {
  */
 export class Agent {
   readonly bus = new TurnBus();
-  readonly #locks = new KeyedLock();
+  readonly #locks: Locks;
   readonly #running = new RunningTurns();
   /** What the provider's token counts taught us, for every thread. */
   readonly #calibrations = new Calibrations();
@@ -126,6 +129,7 @@ export class Agent {
 
   constructor(readonly deps: AgentDeps) {
     this.#contextLog = deps.log?.child({ component: "context" }) ?? noLog;
+    this.#locks = deps.locks ?? new KeyedLock();
     this.bus.onListenerError((e) => deps.log?.error("turn event listener failed", { error: (e as Error)?.message ?? String(e) }));
   }
 

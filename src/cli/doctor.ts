@@ -1,4 +1,3 @@
-import { createClient } from "@libsql/client";
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir } from "node:os";
@@ -10,7 +9,7 @@ import { didYouMean, unknownKeys } from "../config/unknown-keys";
 import { openAiLlm } from "../llm/openai";
 import { DEFAULT_CONTEXT_WINDOW } from "../llm/window";
 import { readServerWindow } from "../llm/window-servers";
-import { migrations } from "../store/migrations";
+import { schemaState, shownUrl } from "../store/db";
 import { parseFlags } from "./args";
 import { toolChecks } from "./doctor-tools";
 import { ssoChecks } from "../auth/sso/doctor";
@@ -120,23 +119,16 @@ async function database(config: Config, paths: Paths): Promise<Check> {
   const url = databaseUrl(config, paths);
   const file = url.startsWith("file:") ? url.slice(5) : undefined;
   if (file && !existsSync(file)) return { verdict: "warn", what, detail: `${url} does not exist yet (serve or onboard creates it)` };
-  const client = createClient({ url, authToken: config.database.authToken });
+  const shown = shownUrl(url);
   try {
-    const tables = await client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__migrations'");
-    if (!tables.rows.length) return { verdict: "warn", what, detail: `${url}: empty (serve sets it up when it starts)` };
-    const applied = Number((await client.execute("SELECT count(*) AS n FROM __migrations")).rows[0]!.n);
-    const users = Number((await client.execute("SELECT count(*) AS n FROM users")).rows[0]!.n);
-    if (applied > migrations.length) {
-      return { verdict: "fail", what, detail: `${url}: written by a newer version (${applied} migrations; this binary knows ${migrations.length})` };
-    }
-    if (applied < migrations.length) {
-      return { verdict: "warn", what, detail: `${url}: ${migrations.length - applied} migration(s) to apply; serve applies them when it starts` };
-    }
-    return { verdict: "ok", what, detail: `${url}: schema up to date, ${users} user(s)` };
+    const state = await schemaState(url, config.database.authToken);
+    if (!state) return { verdict: "warn", what, detail: `${shown}: empty (serve sets it up when it starts)` };
+    const { applied, known, users } = state;
+    if (applied > known) return { verdict: "fail", what, detail: `${shown}: written by a newer version (${applied} migrations; this binary knows ${known})` };
+    if (applied < known) return { verdict: "warn", what, detail: `${shown}: ${known - applied} migration(s) to apply; serve applies them when it starts` };
+    return { verdict: "ok", what, detail: `${shown}: schema up to date, ${users} user(s)` };
   } catch (e) {
-    return { verdict: "fail", what, detail: `${url}: ${(e as Error).message}` };
-  } finally {
-    client.close();
+    return { verdict: "fail", what, detail: `${shown}: ${(e as Error).message}` };
   }
 }
 

@@ -134,6 +134,7 @@ export function envLayer(env: Env): ConfigLayer {
       callbackAllowHosts: list(env.HTTP_CALLBACK_ALLOW_HOSTS),
       jobConcurrency: int(env.HTTP_JOB_CONCURRENCY, "HTTP_JOB_CONCURRENCY"),
       jobMaxAttempts: int(env.HTTP_JOB_MAX_ATTEMPTS, "HTTP_JOB_MAX_ATTEMPTS"),
+      jobLeaseS: int(env.HTTP_JOB_LEASE_S, "HTTP_JOB_LEASE_S"),
     },
     responses: {
       revision: str(env.RESPONSES_API_REVISION)?.toUpperCase() as "A" | "B" | undefined,

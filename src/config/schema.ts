@@ -127,7 +127,8 @@ export const ConfigSchema = Type.Object({
           minLength: 1,
           env: "DATABASE_URL",
           defaultText: "`file:$SERVICE_HOME/service.db`",
-          description: "libSQL URL: a local file, or `libsql://` / `http(s)://` for a libSQL server",
+          description:
+            "libSQL URL: a local file, or `libsql://` / `http(s)://` for a libSQL server; or `postgres://user:password@host:port/database` for a PostgreSQL server that any number of `serve` replicas share",
         }),
       ),
       authToken: Type.Optional(Type.String({ env: "DATABASE_AUTH_TOKEN", description: "token for a remote libSQL server" })),
@@ -176,6 +177,13 @@ export const ConfigSchema = Type.Object({
         maximum: 20,
         env: "HTTP_JOB_MAX_ATTEMPTS",
         description: "runs of a job whose turn fails for a transient reason (the LLM unreachable, 429 or 5xx), 30 s, 2 min, then 10 min apart",
+      }),
+      jobLeaseS: Type.Integer({
+        minimum: 2,
+        maximum: 3600,
+        env: "HTTP_JOB_LEASE_S",
+        description:
+          "how long a running job stays its replica's without word from it: a replica renews it while the job runs; one that died (PostgreSQL, several replicas) leaves it to be taken over once it has run out",
       }),
       sources: Type.Record(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" }), WebhookSource, {
         description:
@@ -354,7 +362,7 @@ export const DEFAULTS: Config = {
   database: {},
   gateway: { enabled: true, host: "127.0.0.1", port: 3000 },
   cli: { enabled: true },
-  http: { enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, sources: {} },
+  http: { enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, jobLeaseS: 30, sources: {} },
   responses: { revision: "B", rateLimit: 30 },
   agent: { maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 },
   mcp: { startWaitMs: 10_000 },

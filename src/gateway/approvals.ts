@@ -40,7 +40,7 @@ export function approvalRoutes(s: Services, events: ChatEventHub) {
     .post(
       "/api/chat/approvals/:thread_id",
       async ({ params, body, principal }): Promise<DecisionReply> => {
-        takeTurnBudget(s, principal);
+        await takeTurnBudget(s, principal);
         const threadId = params.thread_id;
         // the decision is kept with the turn it resumes, so that the thread's record shows it
         const gate = await getGate(s.db, threadId);

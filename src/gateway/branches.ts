@@ -29,7 +29,7 @@ export function branchRoutes(s: Services, events: ChatEventHub) {
   /** Sets the last turn aside and answers its message again (or `content` instead); 202 as /api/chat/send. */
   const answerAgain = async (p: Principal, threadId: string, content?: string): Promise<Accepted> => {
     await chatThread(s, p, threadId);
-    takeTurnBudget(s, p);
+    await takeTurnBudget(s, p);
     const forked = await s.agent.withThread(threadId, async () => {
       if (await getGate(s.db, threadId)) throw new InvalidRequest(WAITING);
       return forkLastTurn(s.db, threadId);

@@ -24,8 +24,8 @@ const HistoryQuery = Type.Object({ thread_id: ThreadId }, { additionalProperties
 /** The local chat endpoints the web UI and the terminal UI are built on. */
 export function chatRoutes(s: Services, events: ChatEventHub) {
   /** A turn of the chat; `background` when its caller is answered before it ends (202), so that it is stored first. */
-  const start = (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
-    takeTurnBudget(s, p);
+  const start = async (p: Principal, text: string, threadId: string | undefined, timeoutMs?: number, background?: boolean) => {
+    await takeTurnBudget(s, p);
     return s.agent.start({
       channel: "chat",
       userId: p.userId,
@@ -75,7 +75,7 @@ export function chatRoutes(s: Services, events: ChatEventHub) {
       "/api/chat/threads/:thread_id/compact",
       async ({ params, principal, request }) => {
         const threadId = params.thread_id;
-        takeTurnBudget(s, principal);
+        await takeTurnBudget(s, principal);
         try {
           const item = await s.agent.compact(principal.userId, threadId, request.signal);
           const reply: Compacted = { thread_id: threadId, compacted: Boolean(item), compaction: item ? compactionMark(item) : null };

@@ -1,4 +1,5 @@
 import type { TurnBus, TurnEvent, TurnInfo } from "../agent/bus";
+import type { Broadcast } from "../store/broadcast";
 import type { CompactionItem } from "../conversation/items";
 import { sseFrames } from "../http/sse";
 import { unwrapToolOutput } from "../safety/injection";
@@ -13,25 +14,65 @@ type Delta = Extract<ChatEvent, { type: "message.delta" | "reasoning.delta" }>;
 /** How long deltas of one message are gathered into one event for a user's streams. */
 export const COALESCE_MS = 50;
 
+/** A chat event of another process's turn (a replica on the same database), for its user. */
+const REMOTE = "chat.event";
+type Remote = { userId: string; event: ChatEvent };
+/** The users with an event stream open in a process, said when one opens, again every WATCH_MS, and when asked (WHO). */
+const WATCH = "chat.watch";
+const WHO = "chat.who";
+const WATCH_MS = 20_000;
+
 /**
  * Every turn of a user, whatever started it (chat, the Responses API, a webhook job, a
  * routine), as chat events on that user's open event streams (GET /api/chat/events): the web
- * UI and the TUI. It hears the agent's bus; users with no stream open cost a lookup.
+ * UI and the TUI. It hears the agent's bus, and through `broadcast` the turns of the other
+ * processes that share the database (replicas), to which it tells this one's; users with no
+ * stream open cost a lookup.
  */
 export class ChatEventHub {
   readonly #feeds = new Map<string, UserFeed>();
   /** The turns running now: a running turn's stored response says `shutdown` until it ends (history must not show that). */
   readonly #running = new Set<string>();
+  /** Users with a stream open in another process, until when (ms): only their turns' every event is told there. */
+  readonly #watchedElsewhere = new Map<string, number>();
 
-  constructor(bus: TurnBus) {
+  constructor(
+    bus: TurnBus,
+    private readonly broadcast?: Broadcast,
+  ) {
     bus.subscribe((turn, event) => {
-      if (event.type === "turn.started") this.#running.add(turn.id);
-      else if (event.type === "turn.completed") this.#running.delete(turn.id);
-      const feed = this.#feeds.get(turn.userId);
-      if (!feed) return;
       const e = chatEvent(turn, event);
-      if (e) feed.push(e);
+      if (!e) return;
+      this.#heard(turn.userId, e);
+      // a turn's start and end always (other processes' histories must know it runs); the rest where someone watches
+      const watched = (this.#watchedElsewhere.get(turn.userId) ?? 0) > Date.now();
+      if (watched || e.type === "turn.started" || e.type === "turn.completed") broadcast?.publish(REMOTE, { userId: turn.userId, event: e } satisfies Remote);
     });
+    if (!broadcast) return;
+    broadcast.subscribe(REMOTE, (m) => {
+      const { userId, event } = m as Remote;
+      this.#heard(userId, event);
+    });
+    broadcast.subscribe(WATCH, (users) => {
+      for (const u of users as string[]) this.#watchedElsewhere.set(u, Date.now() + 3 * WATCH_MS);
+    });
+    broadcast.subscribe(WHO, () => this.#watch([...this.#feeds.keys()]));
+    broadcast.publish(WHO, null);
+    setInterval(() => {
+      this.#watch([...this.#feeds.keys()]);
+      const now = Date.now();
+      for (const [u, until] of this.#watchedElsewhere) if (until <= now) this.#watchedElsewhere.delete(u);
+    }, WATCH_MS).unref?.();
+  }
+
+  #watch(users: string[]): void {
+    if (users.length) this.broadcast?.publish(WATCH, users);
+  }
+
+  #heard(userId: string, e: ChatEvent): void {
+    if (e.type === "turn.started") this.#running.add(e.response_id);
+    else if (e.type === "turn.completed") this.#running.delete(e.response_id);
+    this.#feeds.get(userId)?.push(e);
   }
 
   isRunning(responseId: string): boolean {
@@ -40,7 +81,10 @@ export class ChatEventHub {
 
   subscribe(userId: string, listener: Listener): () => void {
     let feed = this.#feeds.get(userId);
-    if (!feed) this.#feeds.set(userId, (feed = new UserFeed()));
+    if (!feed) {
+      this.#feeds.set(userId, (feed = new UserFeed()));
+      this.#watch([userId]);
+    }
     feed.listeners.add(listener);
     return () => {
       feed.listeners.delete(listener);
@@ -54,6 +98,7 @@ export class ChatEventHub {
   /** An event that is no turn's own, for the user's open streams (a decision taken in one of them, for the others). */
   announce(userId: string, event: ChatEvent): void {
     this.#feeds.get(userId)?.push(event);
+    if ((this.#watchedElsewhere.get(userId) ?? 0) > Date.now()) this.broadcast?.publish(REMOTE, { userId, event } satisfies Remote);
   }
 }
 

@@ -36,7 +36,7 @@ export function requireAdmin(p: Principal): void {
 }
 
 /** Counts a turn-starting request against the user's shared Responses/chat budget. */
-export function takeTurnBudget(s: Services, p: Principal): void {
-  const wait = s.turnLimiter.take(p.userId);
+export async function takeTurnBudget(s: Services, p: Principal): Promise<void> {
+  const wait = await s.turnLimiter.take(p.userId);
   if (wait) throw new RateLimited(wait);
 }

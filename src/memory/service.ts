@@ -2,7 +2,7 @@ import { KeyedLock } from "../keyed-lock";
 import { InvalidRequest } from "../errors";
 import type { Llm } from "../llm/types";
 import { noLog, type Logger } from "../log";
-import type { Db } from "../store/db";
+import type { Db, Locks } from "../store/db";
 import {
   chunksWithoutVectors,
   chunkTexts,
@@ -59,6 +59,10 @@ export interface SearchResult {
 
 export interface MemoryOptions {
   db: Db;
+  /** Users' locks: of this process (the default), or shared by every process on the database. */
+  locks?: Locks;
+  /** A user's documents were written or deleted here (other processes on the database forget what they read of them). */
+  written?: (userId: string) => void;
   /** Gives chunk vectors when it has an embedding model; without one search is full-text. */
   llm?: Pick<Llm, "embeddingModel" | "embed">;
   log?: Logger;
@@ -76,7 +80,8 @@ export class MemoryService {
   readonly #llm: MemoryOptions["llm"];
   readonly #log: Logger;
   /** A user's writes go one at a time, so seeding the identity never races a write. */
-  readonly #locks = new KeyedLock();
+  readonly #locks: Locks;
+  readonly #written: (userId: string) => void;
   /** Users whose identity documents were checked (and seeded if needed) in this process. */
   readonly #seeded = new Set<string>();
   /** Each user's identity documents as last read: every turn's system prompt needs them; writes here forget them. */
@@ -90,6 +95,8 @@ export class MemoryService {
 
   constructor(opts: MemoryOptions) {
     this.#db = opts.db;
+    this.#locks = opts.locks ?? new KeyedLock();
+    this.#written = opts.written ?? (() => {});
     this.#llm = opts.llm?.embeddingModel ? opts.llm : undefined;
     this.#log = opts.log ?? noLog;
     this.embeddingModel = this.#llm?.embeddingModel ?? null;
@@ -115,6 +122,7 @@ export class MemoryService {
       await writeDocuments(this.#db, userId, [doc], [...(await this.#vectorDims())], now);
       this.#changed(userId);
     });
+    this.#written(userId);
     return { path, size: Buffer.byteLength(content, "utf8"), updatedAt: now };
   }
 
@@ -138,6 +146,7 @@ export class MemoryService {
       this.#changed(userId);
       const deleted = await deleteDocument(this.#db, userId, path, [...(await this.#vectorDims())]);
       this.#changed(userId);
+      this.#written(userId);
       return deleted;
     });
   }

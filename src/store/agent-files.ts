@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "./db";
-import { agentFiles } from "./schema";
 
 /** What the agent wrote in a user's files folder, by content hash (see `agentFiles`). */
 export function agentFileRecords(db: Db) {
+  const { agentFiles } = db.t;
   return {
     async wrote(userId: string, path: string, sha256: string, tainted: boolean): Promise<void> {
       await db

@@ -4,8 +4,9 @@
 // `branch_items`. Callers hold the thread's lock (Agent.withThread) around each change.
 import { and, asc, desc, eq, gt, inArray, lt, ne, sql } from "drizzle-orm";
 import type { CompactionItem, ConversationItem, ImageRef } from "../conversation/items";
-import type { Db, StoreWrite } from "./db";
-import { branchItems, forks, items, threads } from "./schema";
+import type { Db } from "./db";
+import type { Orm } from "./engine";
+import type { items, } from "./schema";
 
 type ItemRow = typeof items.$inferSelect;
 
@@ -30,10 +31,11 @@ export interface ForkState {
  * thread has no user message.
  */
 export async function forkLastTurn(db: Db, threadId: string): Promise<Forked | undefined> {
+  const { forks, items } = db.t;
   const [start] = await db
     .select({ seq: items.seq, data: items.data })
     .from(items)
-    .where(and(eq(items.threadId, threadId), eq(items.type, "message"), sql`json_extract(${items.data}, '$.role') = 'user'`))
+    .where(and(eq(items.threadId, threadId), eq(items.type, "message"), sql`${db.engine.jsonText(items.data, "role")} = 'user'`))
     .orderBy(desc(items.seq))
     .limit(1);
   if (!start) return undefined;
@@ -41,9 +43,10 @@ export async function forkLastTurn(db: Db, threadId: string): Promise<Forked | u
   const state = await forkState(db, threadId, fork);
   const branch = state?.current ?? 1;
   const count = state?.count ?? 1;
-  await batch(db, [
-    ...setAside(db, threadId, await tailFrom(db, threadId, start.seq), fork, branch),
-    db
+  const tail = await tailFrom(db, threadId, start.seq);
+  await db.engine.batch(db, (q) => [
+    ...setAside(q, db.t, threadId, tail, fork, branch),
+    q
       .insert(forks)
       .values({ threadId, fork, current: count + 1, count: count + 1 })
       .onConflictDoUpdate({ target: [forks.threadId, forks.fork], set: { current: count + 1, count: count + 1 } }),
@@ -55,15 +58,17 @@ export async function forkLastTurn(db: Db, threadId: string): Promise<Forked | u
 
 /** Undoes `forkLastTurn` when the new branch got nothing: the turn set aside comes back. */
 export async function unfork(db: Db, threadId: string, forked: Forked): Promise<void> {
+  const { forks, items } = db.t;
   const state = await forkState(db, threadId, forked.fork);
   if (!state) return;
   const tail = await tailAfter(db, threadId, forked.fork);
-  await batch(db, [
-    ...(tail.length ? [db.delete(items).where(inArray(items.id, tail.map((r) => r.id)))] : []),
-    ...(await bringBack(db, threadId, forked.fork, forked.branch)),
+  const back = await branchBack(db, threadId, forked.fork, forked.branch);
+  await db.engine.batch(db, (q) => [
+    ...(tail.length ? [q.delete(items).where(inArray(items.id, tail.map((r) => r.id)))] : []),
+    ...bringBack(q, db.t, back),
     state.count - 1 > 1
-      ? db.update(forks).set({ current: forked.branch, count: state.count - 1 }).where(and(eq(forks.threadId, threadId), eq(forks.fork, forked.fork)))
-      : db.delete(forks).where(and(eq(forks.threadId, threadId), eq(forks.fork, forked.fork))),
+      ? q.update(forks).set({ current: forked.branch, count: state.count - 1 }).where(and(eq(forks.threadId, threadId), eq(forks.fork, forked.fork)))
+      : q.delete(forks).where(and(eq(forks.threadId, threadId), eq(forks.fork, forked.fork))),
   ]);
   await pointAtLatestCompaction(db, threadId);
 }
@@ -74,16 +79,19 @@ export async function unfork(db: Db, threadId: string, forked: Forked): Promise<
  * such branch.
  */
 export async function switchBranch(db: Db, threadId: string, itemId: string, branch: number): Promise<boolean> {
+  const { forks, items } = db.t;
   const [start] = await db.select({ seq: items.seq }).from(items).where(and(eq(items.threadId, threadId), eq(items.id, itemId))).limit(1);
   if (!start) return false;
   const fork = await itemBefore(db, threadId, start.seq);
   const state = await forkState(db, threadId, fork);
   if (!state || !Number.isInteger(branch) || branch < 1 || branch > state.count) return false;
   if (branch === state.current) return true;
-  await batch(db, [
-    ...setAside(db, threadId, await tailFrom(db, threadId, start.seq), fork, state.current),
-    ...(await bringBack(db, threadId, fork, branch)),
-    db.update(forks).set({ current: branch }).where(and(eq(forks.threadId, threadId), eq(forks.fork, fork))),
+  const tail = await tailFrom(db, threadId, start.seq);
+  const back = await branchBack(db, threadId, fork, branch);
+  await db.engine.batch(db, (q) => [
+    ...setAside(q, db.t, threadId, tail, fork, state.current),
+    ...bringBack(q, db.t, back),
+    q.update(forks).set({ current: branch }).where(and(eq(forks.threadId, threadId), eq(forks.fork, fork))),
   ]);
   await pointAtLatestCompaction(db, threadId);
   return true;
@@ -91,17 +99,20 @@ export async function switchBranch(db: Db, threadId: string, itemId: string, bra
 
 /** Every fork of the thread, by the id of the item before it ("" at the thread's start). */
 export async function forksOf(db: Db, threadId: string): Promise<Map<string, ForkState>> {
+  const { forks } = db.t;
   const rows = await db.select().from(forks).where(eq(forks.threadId, threadId));
   return new Map(rows.map((r) => [r.fork, { current: r.current, count: r.count }]));
 }
 
 async function forkState(db: Db, threadId: string, fork: string): Promise<ForkState | undefined> {
+  const { forks } = db.t;
   const [row] = await db.select({ current: forks.current, count: forks.count }).from(forks).where(and(eq(forks.threadId, threadId), eq(forks.fork, fork)));
   return row;
 }
 
 /** The id of the conversation item before `seq` (compactions are not items of the conversation), or "". */
 async function itemBefore(db: Db, threadId: string, seq: number): Promise<string> {
+  const { items } = db.t;
   const [row] = await db
     .select({ id: items.id })
     .from(items)
@@ -116,55 +127,62 @@ async function itemBefore(db: Db, threadId: string, seq: number): Promise<string
  * before `seq` stays: it holds for every branch from there.
  */
 async function tailFrom(db: Db, threadId: string, seq: number): Promise<ItemRow[]> {
+  const { items } = db.t;
   const rows = await db.select().from(items).where(and(eq(items.threadId, threadId), sql`${items.seq} >= ${seq}`)).orderBy(asc(items.seq));
   return rows.filter((r) => r.type !== "compaction" || (r.data as CompactionItem).first_kept_seq > seq);
 }
 
 /** The current branch after a fork: everything after the item that names it. */
 async function tailAfter(db: Db, threadId: string, fork: string): Promise<ItemRow[]> {
+  const { items } = db.t;
   const [at] = fork ? await db.select({ seq: items.seq }).from(items).where(eq(items.id, fork)) : [{ seq: -1 }];
   return at ? db.select().from(items).where(and(eq(items.threadId, threadId), gt(items.seq, at.seq))).orderBy(asc(items.seq)) : [];
 }
 
-/** Moves rows of `items` into `branch_items` as alternative `branch` of `fork`. */
-function setAside(db: Db, threadId: string, rows: ItemRow[], fork: string, branch: number) {
+/** The writes that move rows of `items` into `branch_items` as alternative `branch` of `fork`. */
+function setAside(q: Orm, { branchItems, items }: Db["t"], threadId: string, rows: ItemRow[], fork: string, branch: number) {
   if (!rows.length) return [];
   return [
-    db.insert(branchItems).values(rows.map((r) => ({ ...r, threadId, fork, branch }))),
-    db.delete(items).where(inArray(items.id, rows.map((r) => r.id))),
+    q.insert(branchItems).values(rows.map((r) => ({ ...r, threadId, fork, branch }))),
+    q.delete(items).where(inArray(items.id, rows.map((r) => r.id))),
   ];
 }
 
 /**
- * The writes that put alternative `branch` of `fork` back at the end of the thread. Its
- * items get seqs after any the thread has used, so that no copy of the thread kept in
- * memory (ThreadCache) takes it for the branch it replaces; a compaction among them keeps
- * pointing at the same item.
+ * Alternative `branch` of `fork` as it comes back at the end of the thread: its rows in
+ * `branch_items`, and as `items` rows. Its items get seqs after any the thread has used, so
+ * that no copy of the thread kept in memory (ThreadCache) takes it for the branch it
+ * replaces; a compaction among them keeps pointing at the same item.
  */
-async function bringBack(db: Db, threadId: string, fork: string, branch: number) {
+async function branchBack(db: Db, threadId: string, fork: string, branch: number): Promise<{ ids: string[]; restored: ItemRow[] }> {
+  const { branchItems, items } = db.t;
   const rows = await db
     .select()
     .from(branchItems)
     .where(and(eq(branchItems.threadId, threadId), eq(branchItems.fork, fork), eq(branchItems.branch, branch)))
     .orderBy(asc(branchItems.seq));
-  if (!rows.length) return [];
+  if (!rows.length) return { ids: [], restored: [] };
   const [used] = await db
     .select({ max: sql<number | null>`max(seq)` })
-    .from(sql`(select ${items.seq} as seq from ${items} where ${items.threadId} = ${threadId} union all select ${branchItems.seq} from ${branchItems} where ${branchItems.threadId} = ${threadId})`);
+    .from(sql`(select ${items.seq} as seq from ${items} where ${items.threadId} = ${threadId} union all select ${branchItems.seq} from ${branchItems} where ${branchItems.threadId} = ${threadId}) as used`);
   const base = (used?.max ?? -1) + 1;
   const renumbered = new Map(rows.map((r, i) => [r.seq, base + i]));
   const restored = rows.map(({ fork: _fork, branch: _branch, ...r }) => {
     const data = r.data.type === "compaction" ? ({ ...r.data, first_kept_seq: renumbered.get(r.data.first_kept_seq) ?? r.data.first_kept_seq } satisfies CompactionItem) : r.data;
     return { ...r, seq: renumbered.get(r.seq)!, data };
   });
-  return [
-    db.delete(branchItems).where(inArray(branchItems.id, rows.map((r) => r.id))),
-    db.insert(items).values(restored),
-  ];
+  return { ids: rows.map((r) => r.id), restored };
+}
+
+/** The writes that put a branch back (see branchBack). */
+function bringBack(q: Orm, { branchItems, items }: Db["t"], back: { ids: string[]; restored: ItemRow[] }) {
+  if (!back.ids.length) return [];
+  return [q.delete(branchItems).where(inArray(branchItems.id, back.ids)), q.insert(items).values(back.restored)];
 }
 
 /** The thread's summary pointers follow the latest compaction on its current branch (or none). */
 async function pointAtLatestCompaction(db: Db, threadId: string): Promise<void> {
+  const { items, threads } = db.t;
   const [latest] = await db
     .select({ seq: items.seq, data: items.data })
     .from(items)
@@ -175,5 +193,3 @@ async function pointAtLatestCompaction(db: Db, threadId: string): Promise<void> 
   await db.update(threads).set({ compactionSeq: latest?.seq ?? null, contextSeq: c?.first_kept_seq ?? 0 }).where(eq(threads.id, threadId));
 }
 
-/** One transaction of the writes (there is always at least one). */
-const batch = (db: Db, writes: StoreWrite[]) => db.batch(writes as [StoreWrite, ...StoreWrite[]]);

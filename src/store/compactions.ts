@@ -3,7 +3,6 @@ import type { ConversationItem } from "../conversation/items";
 import type { CompactionItem } from "../conversation/items";
 import type { Db } from "./db";
 import type { ThreadRow } from "./conversations";
-import { items, threads } from "./schema";
 
 /** A stored item with its place in the thread. */
 export interface Placed<T> {
@@ -30,6 +29,7 @@ export async function loadThreadContext(
   thread: Pick<ThreadRow, "id" | "contextSeq" | "compactionSeq">,
   fromSeq = thread.contextSeq,
 ): Promise<ThreadContextRows> {
+  const { items } = db.t;
   const rows = await db
     .select({ seq: items.seq, type: items.type, data: items.data })
     .from(items)
@@ -47,6 +47,7 @@ export async function loadThreadContext(
 
 /** How many items lie at or after `fromSeq`, and the last seq: a cheap check of a copy in memory. */
 export async function rangeStats(db: Db, threadId: string, fromSeq: number): Promise<{ count: number; last: number | null }> {
+  const { items } = db.t;
   const row = (
     await db
       .select({ count: sql<number>`count(*)`, last: sql<number | null>`max(${items.seq})` })
@@ -57,6 +58,7 @@ export async function rangeStats(db: Db, threadId: string, fromSeq: number): Pro
 }
 
 async function maxSeq(db: Db, threadId: string): Promise<number | null> {
+  const { items } = db.t;
   const row = (await db.select({ max: sql<number | null>`max(${items.seq})` }).from(items).where(eq(items.threadId, threadId)))[0];
   return row?.max ?? null;
 }
@@ -67,8 +69,9 @@ async function maxSeq(db: Db, threadId: string): Promise<number | null> {
  * a response never takes it along.
  */
 export async function storeCompaction(db: Db, threadId: string, item: CompactionItem, seq: number): Promise<void> {
-  await db.batch([
-    db.insert(items).values({
+  const { items, threads } = db.t;
+  await db.engine.batch(db, (q) => [
+    q.insert(items).values({
       id: item.id,
       threadId,
       responseId: item.id,
@@ -77,12 +80,13 @@ export async function storeCompaction(db: Db, threadId: string, item: Compaction
       data: item,
       createdAt: item.created_at,
     }),
-    db.update(threads).set({ compactionSeq: seq, contextSeq: item.first_kept_seq }).where(eq(threads.id, threadId)),
+    q.update(threads).set({ compactionSeq: seq, contextSeq: item.first_kept_seq }).where(eq(threads.id, threadId)),
   ]);
 }
 
 /** Every item of a thread with the compactions among them, in order: what a person reads. */
 export async function loadTimeline(db: Db, threadId: string): Promise<Placed<ConversationItem | CompactionItem>[]> {
+  const { items } = db.t;
   const rows = await db
     .select({ seq: items.seq, data: items.data })
     .from(items)
@@ -92,4 +96,4 @@ export async function loadTimeline(db: Db, threadId: string): Promise<Placed<Con
 }
 
 /** The `type` condition that leaves compactions out of a thread's conversation items. */
-export const notCompaction = ne(items.type, "compaction");
+export const notCompaction = (db: Db) => ne(db.t.items.type, "compaction");

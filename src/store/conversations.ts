@@ -2,8 +2,9 @@ import { and, asc, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { ConversationItem } from "../conversation/items";
 import type { ExternalTool } from "../conversation/items";
 import type { Db } from "./db";
+import type { Orm } from "./engine";
 import { notCompaction } from "./compactions";
-import { gates, items, jobs, responses, threads } from "./schema";
+import type { gates, responses, threads } from "./schema";
 import { gateData, storedGate, type Gate, type GateData, type GateKind } from "../conversation/gates";
 
 export type ThreadRow = typeof threads.$inferSelect;
@@ -17,24 +18,28 @@ export async function ownThread(db: Db, userId: string, threadId: string): Promi
 }
 
 export async function getThread(db: Db, id: string): Promise<ThreadRow | undefined> {
+  const { threads } = db.t;
   return (await db.select().from(threads).where(eq(threads.id, id)).limit(1))[0];
 }
 
 export async function loadItems(db: Db, threadId: string): Promise<ConversationItem[]> {
+  const { items } = db.t;
   const rows = await db
     .select({ data: items.data })
     .from(items)
-    .where(and(eq(items.threadId, threadId), notCompaction))
+    .where(and(eq(items.threadId, threadId), notCompaction(db)))
     .orderBy(asc(items.seq));
   return rows.map((r) => r.data as ConversationItem);
 }
 
 export async function getGate(db: Db, threadId: string): Promise<Gate | undefined> {
+  const { gates } = db.t;
   const row = (await db.select().from(gates).where(eq(gates.threadId, threadId)).limit(1))[0];
   return row && storedGate(row);
 }
 
 export async function getResponse(db: Db, id: string): Promise<ResponseRow | undefined> {
+  const { responses } = db.t;
   return (await db.select().from(responses).where(eq(responses.id, id)).limit(1))[0];
 }
 
@@ -46,6 +51,7 @@ export async function findResponse(db: Db, id: string, userId: string): Promise<
 
 /** A response's items, told apart: what the caller sent and what the turn produced. */
 export async function loadResponseItems(db: Db, responseId: string): Promise<{ input: ConversationItem[]; output: ConversationItem[] }> {
+  const { items } = db.t;
   const rows = await db
     .select({ data: items.data, input: items.input })
     .from(items)
@@ -58,18 +64,20 @@ export async function loadResponseItems(db: Db, responseId: string): Promise<{ i
 
 /** Marks a response deleted: retrieval and chaining no longer find it; the thread keeps its items. */
 export async function deleteResponse(db: Db, id: string): Promise<void> {
+  const { responses } = db.t;
   await db.update(responses).set({ deletedAt: Math.floor(Date.now() / 1000) }).where(eq(responses.id, id));
 }
 
 /** An item of one of this user's stored responses, by id (an `item_reference`), or of one thread. */
 export async function findItem(db: Db, itemId: string, userId: string, threadId?: string): Promise<ConversationItem | undefined> {
+  const { items, responses, threads } = db.t;
   const row = (
     await db
       .select({ data: items.data })
       .from(items)
       .innerJoin(threads, eq(items.threadId, threads.id))
       .leftJoin(responses, eq(items.responseId, responses.id))
-      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), notCompaction, threadId ? eq(items.threadId, threadId) : undefined))
+      .where(and(eq(items.id, itemId), eq(threads.userId, userId), isNull(responses.deletedAt), notCompaction(db), threadId ? eq(items.threadId, threadId) : undefined))
       .limit(1)
   )[0];
   return row ? (row.data as ConversationItem) : undefined;
@@ -81,6 +89,7 @@ export async function pageItems(
   threadId: string,
   opts: { limit: number; order: "asc" | "desc"; after?: string },
 ): Promise<{ items: ConversationItem[]; hasMore: boolean } | undefined> {
+  const { items } = db.t;
   let from: number | undefined;
   if (opts.after) {
     const at = (await db.select({ seq: items.seq }).from(items).where(and(eq(items.threadId, threadId), eq(items.id, opts.after))).limit(1))[0];
@@ -90,7 +99,7 @@ export async function pageItems(
   const rows = await db
     .select({ data: items.data })
     .from(items)
-    .where(and(eq(items.threadId, threadId), notCompaction, from === undefined ? undefined : opts.order === "asc" ? gt(items.seq, from) : lt(items.seq, from)))
+    .where(and(eq(items.threadId, threadId), notCompaction(db), from === undefined ? undefined : opts.order === "asc" ? gt(items.seq, from) : lt(items.seq, from)))
     .orderBy(opts.order === "asc" ? asc(items.seq) : desc(items.seq))
     .limit(opts.limit + 1);
   return { items: rows.slice(0, opts.limit).map((r) => r.data as ConversationItem), hasMore: rows.length > opts.limit };
@@ -104,16 +113,17 @@ export async function appendItems(
   db: Db,
   t: { threadId: string; userId: string; responseId: string; items: ConversationItem[]; create?: { metadata: Record<string, string> | null; title?: string } },
 ): Promise<void> {
+  const { items, threads } = db.t;
   const now = Math.floor(Date.now() / 1000);
   const [last] = t.create ? [undefined] : await db.select({ seq: sql<number>`max(${items.seq})` }).from(items).where(eq(items.threadId, t.threadId));
   const start = (last?.seq ?? -1) + 1;
-  await db.batch([
+  await db.engine.batch(db, (q) => [
     t.create
-      ? db.insert(threads).values({ id: t.threadId, userId: t.userId, title: t.create.title ?? null, metadata: t.create.metadata, channel: "responses", createdAt: now, updatedAt: now })
-      : db.update(threads).set({ updatedAt: now }).where(eq(threads.id, t.threadId)),
+      ? q.insert(threads).values({ id: t.threadId, userId: t.userId, title: t.create.title ?? null, metadata: t.create.metadata, channel: "responses", createdAt: now, updatedAt: now })
+      : q.update(threads).set({ updatedAt: now }).where(eq(threads.id, t.threadId)),
     ...(t.items.length
       ? [
-          db.insert(items).values(
+          q.insert(items).values(
             t.items.map((item, i) => ({
               id: item.id,
               threadId: t.threadId,
@@ -132,15 +142,17 @@ export async function appendItems(
 
 /** Deletes one item of a thread (not a summary): false when the thread holds no such item. */
 export async function deleteItem(db: Db, threadId: string, itemId: string): Promise<boolean> {
+  const { items, threads } = db.t;
   const now = Math.floor(Date.now() / 1000);
-  const [deleted] = await db.batch([
-    db.delete(items).where(and(eq(items.threadId, threadId), eq(items.id, itemId), notCompaction)).returning({ id: items.id }),
-    db.update(threads).set({ updatedAt: now }).where(eq(threads.id, threadId)),
+  const [deleted] = await db.engine.batch(db, (q) => [
+    q.delete(items).where(and(eq(items.threadId, threadId), eq(items.id, itemId), notCompaction(db))).returning({ id: items.id }),
+    q.update(threads).set({ updatedAt: now }).where(eq(threads.id, threadId)),
   ]);
-  return deleted.length > 0;
+  return (deleted as unknown[]).length > 0;
 }
 
 export async function setThreadMetadata(db: Db, threadId: string, metadata: Record<string, string>): Promise<void> {
+  const { threads } = db.t;
   await db.update(threads).set({ metadata }).where(eq(threads.id, threadId));
 }
 
@@ -149,7 +161,8 @@ export async function setThreadMetadata(db: Db, threadId: string, metadata: Reco
  * foreign keys), and the link webhook jobs keep to it, so that their conversation starts anew.
  */
 export async function deleteThread(db: Db, threadId: string): Promise<void> {
-  await db.batch([db.update(jobs).set({ threadId: null }).where(eq(jobs.threadId, threadId)), db.delete(threads).where(eq(threads.id, threadId))]);
+  const { jobs, threads } = db.t;
+  await db.engine.batch(db, (q) => [q.update(jobs).set({ threadId: null }).where(eq(jobs.threadId, threadId)), q.delete(threads).where(eq(threads.id, threadId))]);
 }
 
 /** Everything one turn writes; committed in a single transaction. */
@@ -172,22 +185,24 @@ export interface TurnRecord {
  * second answer to it is refused rather than stored twice.
  */
 export async function acknowledgeTurn(db: Db, t: Pick<TurnRecord, "thread" | "response" | "items"> & { answersGate: boolean }): Promise<void> {
-  await db.batch([
-    threadWrite(db, t),
-    db.insert(responses).values(responseRow(t)),
-    ...itemWrites(db, t),
-    ...(t.answersGate ? [db.delete(gates).where(eq(gates.threadId, t.thread.id))] : []),
+  const { gates, responses } = db.t;
+  await db.engine.batch(db, (q) => [
+    threadWrite(q, db.t, t),
+    q.insert(responses).values(responseRow(t)),
+    ...itemWrites(q, db.t, t),
+    ...(t.answersGate ? [q.delete(gates).where(eq(gates.threadId, t.thread.id))] : []),
   ]);
 }
 
 export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
+  const { gates, responses } = db.t;
   const now = t.response.createdAt;
   const response = responseRow(t);
-  const gateWrites = [
-    db.delete(gates).where(eq(gates.threadId, t.thread.id)),
+  const gateWrites = (q: Orm) => [
+    q.delete(gates).where(eq(gates.threadId, t.thread.id)),
     ...(t.gate
       ? [
-          db.insert(gates).values({
+          q.insert(gates).values({
             threadId: t.thread.id,
             kind: t.gate.kind,
             callId: t.gate.callId,
@@ -198,11 +213,11 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
         ]
       : []),
   ];
-  await db.batch([
-    threadWrite(db, t),
-    t.acknowledged ? db.update(responses).set(response).where(eq(responses.id, response.id)) : db.insert(responses).values(response),
-    ...itemWrites(db, t),
-    ...gateWrites,
+  await db.engine.batch(db, (q) => [
+    threadWrite(q, db.t, t),
+    t.acknowledged ? q.update(responses).set(response).where(eq(responses.id, response.id)) : q.insert(responses).values(response),
+    ...itemWrites(q, db.t, t),
+    ...gateWrites(q),
   ]);
 }
 
@@ -211,13 +226,14 @@ export async function storeTurnItems(
   db: Db,
   t: { threadId: string; responseId: string; createdAt: number; items: { seq: number; item: ConversationItem; input: boolean }[] },
 ): Promise<void> {
+  const { items } = db.t;
   if (!t.items.length) return;
   await db.insert(items).values(itemRows(t.threadId, t.responseId, t.createdAt, t.items));
 }
 
 /** The insert of a turn's new items, filed under its response (none when there are none). */
-function itemWrites(db: Db, t: Pick<TurnRecord, "thread" | "response" | "items">) {
-  return t.items.length ? [db.insert(items).values(itemRows(t.thread.id, t.response.id, t.response.createdAt, t.items))] : [];
+function itemWrites(q: Orm, { items }: Db["t"], t: Pick<TurnRecord, "thread" | "response" | "items">) {
+  return t.items.length ? [q.insert(items).values(itemRows(t.thread.id, t.response.id, t.response.createdAt, t.items))] : [];
 }
 
 const itemRows = (threadId: string, responseId: string, createdAt: number, rows: TurnRecord["items"]) =>
@@ -226,10 +242,10 @@ const itemRows = (threadId: string, responseId: string, createdAt: number, rows:
 const responseRow = (t: Pick<TurnRecord, "thread" | "response">) => ({ ...t.response, threadId: t.thread.id, userId: t.thread.userId });
 
 /** A new thread inserted, or a known one touched, by a turn. */
-function threadWrite(db: Db, t: Pick<TurnRecord, "thread" | "response" | "acknowledged">) {
+function threadWrite(q: Orm, { threads }: Db["t"], t: Pick<TurnRecord, "thread" | "response" | "acknowledged">) {
   const now = t.response.createdAt;
   return t.thread.isNew && !t.acknowledged
-    ? db.insert(threads).values({
+    ? q.insert(threads).values({
         id: t.thread.id,
         userId: t.thread.userId,
         title: t.thread.title ?? null,
@@ -238,7 +254,7 @@ function threadWrite(db: Db, t: Pick<TurnRecord, "thread" | "response" | "acknow
         createdAt: now,
         updatedAt: now,
       })
-    : db
+    : q
         .update(threads)
         .set({ updatedAt: now, tools: t.thread.tools })
         .where(eq(threads.id, t.thread.id));
@@ -256,12 +272,13 @@ export interface ThreadListing {
 
 /** A user's threads, most recently active first, with the gate each waits on. */
 export async function listThreads(db: Db, userId: string, limit = 200): Promise<ThreadListing[]> {
+  const { gates, threads } = db.t;
   const rows = await db
     .select({ id: threads.id, title: threads.title, channel: threads.channel, createdAt: threads.createdAt, updatedAt: threads.updatedAt, waiting: gates.kind })
     .from(threads)
     .leftJoin(gates, eq(gates.threadId, threads.id))
     .where(eq(threads.userId, userId))
-    .orderBy(desc(threads.updatedAt))
+    .orderBy(desc(threads.updatedAt), desc(db.engine.insertionOrder(threads)))
     .limit(limit);
   return rows.map((r) => ({ ...r, waiting: r.waiting ?? null }));
 }
@@ -279,13 +296,14 @@ export interface ApprovalGate {
 
 /** The tool calls waiting for this user's approval, newest first. */
 export async function listApprovalGates(db: Db, userId: string): Promise<ApprovalGate[]> {
+  const { gates, threads } = db.t;
   const rows = await db
     .select({ threadId: gates.threadId, callId: gates.callId, data: gates.data, createdAt: gates.createdAt })
     .from(gates)
     .innerJoin(threads, eq(gates.threadId, threads.id))
     .where(and(eq(threads.userId, userId), eq(gates.kind, "approval")))
-    // created_at is in seconds: the rowid orders gates of the same second
-    .orderBy(desc(gates.createdAt), desc(sql`${gates}.rowid`));
+    // created_at is in seconds: the insertion order orders gates of the same second
+    .orderBy(desc(gates.createdAt), desc(db.engine.insertionOrder(gates)));
   return rows.map((r) => {
     const { tool, arguments: args, destination, diff } = (r.data as GateData<"approval">).details;
     return { threadId: r.threadId, callId: r.callId, tool, arguments: args, destination, diff, createdAt: r.createdAt };

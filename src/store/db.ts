@@ -1,122 +1,78 @@
-import { createClient, LibsqlError, type Client } from "@libsql/client";
-import type { BatchItem } from "drizzle-orm/batch";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
-import { migrations } from "./migrations";
-import * as schema from "./schema";
+import type { Client } from "@libsql/client";
+import type { Engine, Orm } from "./engine";
+import type { Broadcast } from "./broadcast";
+import type * as schema from "./schema";
+import { libsqlSchemaState, openLibsql } from "./libsql";
+import { openPostgres, postgresSchemaState } from "./postgres";
 
-/** The drizzle database; `$client` is the libSQL client under it, for SQL drizzle cannot express (FTS5, vectors). */
-export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
+export { storeUnavailable, uniqueViolation } from "./errors";
+export type { StoreWrite } from "./engine";
 
-/** One statement of a transaction (`db.batch`), e.g. a channel's writes committed with a turn. */
-export type StoreWrite = BatchItem<"sqlite">;
+/**
+ * The open database as the repositories use it: drizzle's query builder, its tables (`t`)
+ * and its engine (what differs between SQLite and PostgreSQL). `$client` is the libSQL client under a libSQL database (tests read it).
+ */
+export type Db = Orm & { $client: Client; readonly t: typeof schema; readonly engine: Engine };
 
+/** One holder at a time per key, in every process that shares the database; released when `fn` settles. */
+export interface Locks {
+  hold<T>(key: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** At most `limit` events per key in any window, counted wherever the database is shared. */
+export interface Limiter {
+  /** Counts one event; 0 when allowed, else the seconds until one is. */
+  take(key: string): Promise<number>;
+}
+
+/**
+ * An open database and what the processes sharing it share through it: locks, rate limits
+ * and events. A libSQL file has one process, so these stay in its memory; PostgreSQL
+ * replicas share them through the server (advisory locks, a table, LISTEN/NOTIFY).
+ */
 export interface Database {
   db: Db;
-  client: Client;
-  close(): void;
+  /** A family of locks (`thread`, `memory`…): keys of different families never meet. */
+  locks(family: string): Locks;
+  /** `name` keeps different limits' keys apart. */
+  rateLimiter(name: string, limit: number, windowMs?: number): Limiter;
+  broadcast: Broadcast;
+  close(): Promise<void>;
 }
 
-/** How long a statement waits for another connection's lock before it fails with SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 5000;
+/** Whether the URL names a PostgreSQL server rather than a libSQL database. */
+export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
-/**
- * Opens the database and brings its schema up to date. A local file gets WAL mode, a busy
- * timeout and one connection: libSQL's file driver is synchronous under the hood, so one
- * connection is the fastest, and atomic writes go through `batch` (never an open transaction).
- */
-export async function openDatabase(url: string, authToken?: string, busyTimeoutMs = BUSY_TIMEOUT_MS): Promise<Database> {
-  const isFile = url.startsWith("file:") || url === ":memory:";
-  // `timeout` is the busy timeout of every connection the client opens, a replaced one too
-  const opened = createClient({ url, authToken, concurrency: isFile ? 1 : undefined, timeout: isFile ? busyTimeoutMs : undefined });
-  const tune = async (c: Client) => {
-    if (isFile) {
-      await c.execute("PRAGMA journal_mode = WAL");
-      await c.execute("PRAGMA synchronous = NORMAL");
-    }
-    await c.execute("PRAGMA foreign_keys = ON");
-  };
-  await tune(opened);
-  const client = url.startsWith("file:") ? renewedAfterFailure(opened, tune) : opened;
-  await migrate(client);
-  return { db: drizzle(client, { schema }), client, close: () => client.close() };
-}
-
-/** SQLite's answers that say the database cannot be used now (locked, full, read-only, gone), not that a statement is wrong. */
-const UNAVAILABLE = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOMEM"]);
-
-/**
- * Why the database cannot be used, when that is what `e` (or what it wraps: drizzle's query
- * error quotes the statement and its values, so only the cause is told) comes down to:
- * `database is locked (SQLITE_BUSY)`. Undefined for any other error.
- */
-export function storeUnavailable(e: unknown): string | undefined {
-  for (let cause = e, depth = 0; cause && depth < 5; cause = (cause as Error).cause, depth++) {
-    if (!(cause instanceof LibsqlError)) continue;
-    if (UNAVAILABLE.has(cause.code) || cause.code === "CLIENT_CLOSED") return `${cause.message.replace(/^([A-Z_]+: )+/, "")} (${cause.code})`;
-  }
-  return undefined;
-}
-
-/**
- * The file client, with its connection replaced after the database could not be used. libSQL's
- * driver never resets a statement that failed: one that met another connection's lock
- * (SQLITE_BUSY) stays active until the garbage collector finalises it, and meanwhile SQLite
- * commits nothing on that connection ("cannot commit transaction - SQL statements in
- * progress"; a lone write seems to succeed but stays in an open transaction). Operations run
- * one at a time, so none is handed the old connection before it is replaced.
- */
-function renewedAfterFailure(client: Client, tune: (c: Client) => Promise<void>): Client {
-  let queue: Promise<unknown> = Promise.resolve();
-  const serialised = <T>(op: () => Promise<T>): Promise<T> => {
-    const run = queue.then(async () => {
-      try {
-        return await op();
-      } catch (e) {
-        if (storeUnavailable(e) && !client.closed) {
-          await client.reconnect();
-          await tune(client).catch(() => {});
-        }
-        throw e;
-      }
-    });
-    queue = run.catch(() => {});
-    return run;
-  };
-  return new Proxy(client, {
-    get(target, prop) {
-      if (prop === "execute" || prop === "batch") {
-        return (...args: unknown[]) => serialised(() => (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(target, args));
-      }
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
-async function migrate(client: Client): Promise<void> {
-  await client.execute(
-    "CREATE TABLE IF NOT EXISTS __migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)",
-  );
-  const applied = new Set((await client.execute("SELECT tag FROM __migrations")).rows.map((r) => String(r.tag)));
-  for (const m of migrations) {
-    if (applied.has(m.tag)) continue;
-    const statements = m.sql
-      .split("--> statement-breakpoint")
-      .map((s) => s.trim())
-      .filter(Boolean);
-    await client.batch(
-      [...statements, { sql: "INSERT INTO __migrations (tag, applied_at) VALUES (?, ?)", args: [m.tag, Date.now()] }],
-      "write",
-    );
+/** The URL as it may be shown (in a log, an error): a PostgreSQL URL's password left out. */
+export function shownUrl(url: string): string {
+  if (!isPostgresUrl(url)) return url;
+  try {
+    const shown = new URL(url);
+    if (shown.password) shown.password = "***";
+    return shown.toString();
+  } catch {
+    return "the PostgreSQL URL";
   }
 }
 
-/** Whether `e` (or what it wraps) is a unique or primary key violation: the row is there already. */
-export function uniqueViolation(e: unknown): boolean {
-  for (let cause = e, depth = 0; cause && depth < 5; cause = (cause as Error).cause, depth++) {
-    if (!(cause instanceof LibsqlError)) continue;
-    const code = (cause as LibsqlError & { extendedCode?: string }).extendedCode ?? cause.code;
-    return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || (code === "SQLITE_CONSTRAINT" && /UNIQUE|PRIMARY KEY/.test(cause.message));
-  }
-  return false;
+/** Why the database cannot be used at start, in a sentence that says what to check. */
+export function cannotOpen(url: string, reason: string): string {
+  const advice = isPostgresUrl(url)
+    ? "Check that the PostgreSQL server is up and reachable, and the URL's user, password and database."
+    : "Check that its folder is writable and its disk not full.";
+  return `the database ${shownUrl(url)} cannot be opened and written: ${reason}. ${advice}`;
+}
+
+/** How far the database's schema is, read without changing anything (`service doctor`): undefined when it has none yet. */
+export function schemaState(url: string, authToken?: string): Promise<{ applied: number; known: number; users: number } | undefined> {
+  return isPostgresUrl(url) ? postgresSchemaState(url) : libsqlSchemaState(url, authToken);
+}
+
+/**
+ * Opens the database the URL names and brings its schema up to date: `postgres://…` a
+ * PostgreSQL server (any number of replicas may share it), anything else libSQL (a
+ * `file:` by default).
+ */
+export async function openDatabase(url: string, authToken?: string, busyTimeoutMs?: number): Promise<Database> {
+  return isPostgresUrl(url) ? openPostgres(url) : openLibsql(url, authToken, busyTimeoutMs);
 }

@@ -1,7 +1,7 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { GateData } from "../conversation/gates";
 import type { Db } from "./db";
-import { extensionCredentials, gates, oauthStates, threads } from "./schema";
+import type { extensionCredentials, oauthStates, } from "./schema";
 
 export type CredentialRow = typeof extensionCredentials.$inferSelect;
 export type OAuthStateRow = typeof oauthStates.$inferSelect;
@@ -10,6 +10,7 @@ export type OAuthStateRow = typeof oauthStates.$inferSelect;
 export const INSTANCE = "";
 
 export async function getCredential(db: Db, extension: string, userId: string): Promise<CredentialRow | undefined> {
+  const { extensionCredentials } = db.t;
   return (
     await db
       .select()
@@ -20,6 +21,7 @@ export async function getCredential(db: Db, extension: string, userId: string): 
 }
 
 export async function putCredential(db: Db, row: Omit<CredentialRow, "updatedAt">): Promise<void> {
+  const { extensionCredentials } = db.t;
   const values = { ...row, updatedAt: Date.now() };
   await db
     .insert(extensionCredentials)
@@ -31,11 +33,13 @@ export async function putCredential(db: Db, row: Omit<CredentialRow, "updatedAt"
 }
 
 export async function deleteCredential(db: Db, extension: string, userId: string): Promise<void> {
+  const { extensionCredentials } = db.t;
   await db.delete(extensionCredentials).where(and(eq(extensionCredentials.extension, extension), eq(extensionCredentials.userId, userId)));
 }
 
 /** Every credential of an extension (removing it), or every instance API key (redaction). */
 export async function listCredentials(db: Db, filter: { extension?: string; userId?: string }): Promise<CredentialRow[]> {
+  const { extensionCredentials } = db.t;
   const conditions = [
     ...(filter.extension !== undefined ? [eq(extensionCredentials.extension, filter.extension)] : []),
     ...(filter.userId !== undefined ? [eq(extensionCredentials.userId, filter.userId)] : []),
@@ -44,16 +48,19 @@ export async function listCredentials(db: Db, filter: { extension?: string; user
 }
 
 export async function deleteCredentials(db: Db, extension: string): Promise<void> {
+  const { extensionCredentials, oauthStates } = db.t;
   await db.delete(extensionCredentials).where(eq(extensionCredentials.extension, extension));
   await db.delete(oauthStates).where(eq(oauthStates.extension, extension));
 }
 
 export async function putOAuthState(db: Db, row: OAuthStateRow): Promise<void> {
+  const { oauthStates } = db.t;
   await db.insert(oauthStates).values(row);
 }
 
 /** Takes the state out: each one answers a single callback. Older than `maxAgeMs`: gone too. */
 export async function takeOAuthState(db: Db, stateHash: string, maxAgeMs: number): Promise<OAuthStateRow | undefined> {
+  const { oauthStates } = db.t;
   const cutoff = Date.now() - maxAgeMs;
   const rows = await db.delete(oauthStates).where(eq(oauthStates.stateHash, stateHash)).returning();
   await db.delete(oauthStates).where(lt(oauthStates.createdAt, cutoff));
@@ -69,6 +76,7 @@ export interface OAuthGate {
 
 /** The threads of this user that wait for an extension to be connected, oldest first. */
 export async function listOAuthGates(db: Db, userId: string, extension?: string): Promise<OAuthGate[]> {
+  const { gates, threads } = db.t;
   const rows = await db
     .select({ threadId: gates.threadId, callId: gates.callId, data: gates.data })
     .from(gates)

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, notInArray, or, sql } from "drizzle-orm";
 import { uniqueViolation, type Db } from "./db";
-import { jobs, responses, type StoredError } from "./schema";
+import type { jobs, StoredError } from "./schema";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = Pick<JobRow, "id" | "userId" | "source" | "sender" | "conversationId" | "message" | "metadata"> &
@@ -27,6 +27,7 @@ export function jobValues(job: NewJob): Inserted & { lane: string } {
  * key's expiry, so concurrent requests with one key make one job.
  */
 export async function insertJob(db: Db, job: NewJob): Promise<{ job: Inserted | JobRow; replayed: boolean }> {
+  const { jobs } = db.t;
   const row = jobValues(job);
   if (!job.idempotencyKey) {
     await db.insert(jobs).values(row);
@@ -37,7 +38,7 @@ export async function insertJob(db: Db, job: NewJob): Promise<{ job: Inserted | 
   for (let attempt = 0; ; attempt++) {
     try {
       // a key older than the window is let go first, so the new job may take it
-      await db.batch([db.update(jobs).set({ idempotencyKey: null }).where(and(key, lt(jobs.createdAt, cutoff))), db.insert(jobs).values(row)]);
+      await db.engine.batch(db, (q) => [q.update(jobs).set({ idempotencyKey: null }).where(and(key, lt(jobs.createdAt, cutoff))), q.insert(jobs).values(row)]);
       return { job: row, replayed: false };
     } catch (e) {
       if (!uniqueViolation(e)) throw e;
@@ -52,26 +53,32 @@ export async function insertJob(db: Db, job: NewJob): Promise<{ job: Inserted | 
 }
 
 export async function getJob(db: Db, id: string): Promise<JobRow | undefined> {
+  const { jobs } = db.t;
   return (await db.select().from(jobs).where(eq(jobs.id, id)).limit(1))[0];
 }
 
 export async function getJobs(db: Db, ids: string[]): Promise<JobRow[]> {
+  const { jobs } = db.t;
   return ids.length ? db.select().from(jobs).where(inArray(jobs.id, ids)) : [];
 }
 
 export async function listJobs(db: Db, userId: string, limit = 100): Promise<JobRow[]> {
+  const { jobs } = db.t;
   return db.select().from(jobs).where(eq(jobs.userId, userId)).orderBy(desc(jobs.seq)).limit(limit);
 }
 
 /**
- * Takes the oldest job that may run now and marks it running, in one statement: queued, due
- * (not waiting out a retry delay), and first of its lane, with nothing of its lane running.
+ * Takes the oldest job that may run now and marks it running, held by this process for
+ * `leaseMs`, in one statement: queued, due (not waiting out a retry delay), and first of its
+ * lane, with nothing of its lane running. Replicas claiming at once skip each other's
+ * candidate (`FOR UPDATE SKIP LOCKED`); one that is still queued keeps its lane's later jobs back.
  */
-export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | undefined> {
+export async function claimNextJob(db: Db, leaseMs: number, now = Date.now()): Promise<JobRow | undefined> {
+  const { jobs } = db.t;
   const startedAt = new Date(now).toISOString();
   const rows = await db
     .update(jobs)
-    .set({ status: "running", startedAt, attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null })
+    .set({ status: "running", startedAt, attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null, leaseUntil: now + leaseMs })
     .where(
       and(
         eq(jobs.status, "queued"),
@@ -81,7 +88,7 @@ export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | u
             WHERE j.status = 'queued' AND (j.next_attempt_at IS NULL OR j.next_attempt_at <= ${now})
               AND NOT EXISTS (SELECT 1 FROM jobs e WHERE e.lane = j.lane AND e.seq <> j.seq
                 AND (e.status IN ('running', 'waiting') OR (e.status = 'queued' AND e.seq < j.seq)))
-            ORDER BY j.seq LIMIT 1)`,
+            ORDER BY j.seq LIMIT 1 ${db.engine.skipLocked("j")})`,
         ),
       ),
     )
@@ -91,14 +98,36 @@ export async function claimNextJob(db: Db, now = Date.now()): Promise<JobRow | u
 
 /** When the earliest job waiting out a retry delay is due (ms since the epoch), if any (only those have a next attempt time). */
 export async function nextRetryAt(db: Db): Promise<number | undefined> {
+  const { jobs } = db.t;
   const row = (await db.select({ at: sql<number | null>`min(${jobs.nextAttemptAt})` }).from(jobs))[0];
   return row?.at ?? undefined;
 }
 
-/** Jobs that were running when the process died go back to the queue, ahead of newer ones. */
-export async function requeueInterrupted(db: Db): Promise<number> {
-  const rows = await db.update(jobs).set({ status: "queued" }).where(eq(jobs.status, "running")).returning({ id: jobs.id });
+/**
+ * Jobs running in a process that is gone go back to the queue, ahead of newer ones: every
+ * running job but `held` (this process's own) when one process has the database; when
+ * replicas share it, those whose lease has run out too (their replica stopped renewing it).
+ */
+export async function requeueAbandoned(db: Db, held: string[], now = Date.now()): Promise<number> {
+  const { jobs } = db.t;
+  const rows = await db
+    .update(jobs)
+    .set({ status: "queued", leaseUntil: null })
+    .where(
+      and(
+        eq(jobs.status, "running"),
+        held.length ? notInArray(jobs.id, held) : undefined,
+        db.engine.shared ? or(isNull(jobs.leaseUntil), lt(jobs.leaseUntil, now)) : undefined,
+      ),
+    )
+    .returning({ id: jobs.id });
   return rows.length;
+}
+
+/** This process still runs these jobs: their leases last `leaseMs` from now. */
+export async function renewLeases(db: Db, ids: string[], leaseMs: number, now = Date.now()): Promise<void> {
+  const { jobs } = db.t;
+  if (ids.length) await db.update(jobs).set({ leaseUntil: now + leaseMs }).where(and(inArray(jobs.id, ids), eq(jobs.status, "running")));
 }
 
 /**
@@ -106,6 +135,7 @@ export async function requeueInterrupted(db: Db): Promise<number> {
  * is its lane: the same user, source and sender, so one sender never reaches another's thread.
  */
 export async function conversationThread(db: Db, j: Pick<JobRow, "userId" | "source" | "sender" | "conversationId">): Promise<string | undefined> {
+  const { jobs } = db.t;
   const row = (
     await db
       .select({ threadId: jobs.threadId })
@@ -124,31 +154,47 @@ export type JobOutcome =
   /** Back to the queue: at once (a shutdown), or after a delay with the error that caused it (a transient failure). */
   | { status: "queued"; threadId: string | null; error: StoredError | null; nextAttemptAt: number | null };
 
-/** Where a job goes after a run of its turn: ended, waiting on a person, or back to the queue. */
-export async function finishJob(db: Db, id: string, outcome: JobOutcome): Promise<void> {
+/**
+ * Where a job goes after a run of its turn: ended, waiting on a person, or back to the queue.
+ * Only from where the caller left it: its run (`attempts`, as its claim counted it) or its
+ * wait; a job taken over meanwhile (its lease ran out) or resolved elsewhere is left as it is.
+ * False when it was.
+ */
+export async function finishJob(db: Db, id: string, outcome: JobOutcome, from: { attempts: number } | { status: "waiting" }): Promise<boolean> {
+  const { jobs } = db.t;
   const set =
     outcome.status === "queued"
       ? { status: outcome.status, threadId: outcome.threadId, responseId: null, response: null, error: outcome.error, nextAttemptAt: outcome.nextAttemptAt, completedAt: null, waiting: null }
       : outcome.status === "waiting"
         ? { ...outcome, response: null, error: null, completedAt: null }
         : { ...outcome, completedAt: new Date().toISOString(), waiting: null };
-  await db.update(jobs).set(set).where(eq(jobs.id, id));
+  const mine = "attempts" in from ? and(eq(jobs.status, "running"), eq(jobs.attempts, from.attempts)) : eq(jobs.status, "waiting");
+  const rows = await db.update(jobs).set({ ...set, leaseUntil: null }).where(and(eq(jobs.id, id), mine)).returning({ id: jobs.id });
+  return rows.length > 0;
+}
+
+/** The job waiting on a person at this thread's gate, if any. */
+export async function jobWaitingOn(db: Db, threadId: string): Promise<string | undefined> {
+  const { jobs } = db.t;
+  return (await db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.status, "waiting"), eq(jobs.threadId, threadId))).limit(1))[0]?.id;
 }
 
 /** The turn of an earlier run of the job, if one got as far as storing it: a run again goes on with it. */
 export async function jobTurn(db: Db, jobId: string): Promise<{ id: string; status: "completed" | "failed" } | undefined> {
+  const { responses } = db.t;
   return (
     await db
       .select({ id: responses.id, status: responses.status })
       .from(responses)
       .where(eq(responses.jobId, jobId))
-      .orderBy(desc(responses.createdAt), desc(sql`${responses}.rowid`))
+      .orderBy(desc(responses.createdAt), desc(db.engine.insertionOrder(responses)))
       .limit(1)
   )[0];
 }
 
 /** The jobs waiting on a person, by the thread their turn stopped on. */
 export async function waitingJobs(db: Db): Promise<{ id: string; threadId: string }[]> {
+  const { jobs } = db.t;
   const rows = await db.select({ id: jobs.id, threadId: jobs.threadId }).from(jobs).where(eq(jobs.status, "waiting"));
   return rows.flatMap((r) => (r.threadId ? [{ id: r.id, threadId: r.threadId }] : []));
 }
@@ -158,6 +204,7 @@ export async function waitingJobs(db: Db): Promise<{ id: string; threadId: strin
  * callback, if it has one, is delivered again when it ends. Undefined when it is not failed.
  */
 export async function retryFailedJob(db: Db, id: string): Promise<JobRow | undefined> {
+  const { jobs } = db.t;
   const rows = await db
     .update(jobs)
     .set({
@@ -183,6 +230,7 @@ export async function setCallbackState(
   id: string,
   state: { status: "pending" | "delivered" | "failed"; attempts: number; nextAt: number | null },
 ): Promise<void> {
+  const { jobs } = db.t;
   await db
     .update(jobs)
     .set({ callbackStatus: state.status, callbackAttempts: state.attempts, callbackNextAt: state.nextAt })
@@ -191,6 +239,7 @@ export async function setCallbackState(
 
 /** Ended jobs whose callback is still to be delivered (after a restart, for instance). */
 export async function pendingCallbacks(db: Db): Promise<Pick<JobRow, "id" | "callbackNextAt">[]> {
+  const { jobs } = db.t;
   return db
     .select({ id: jobs.id, callbackNextAt: jobs.callbackNextAt })
     .from(jobs)
@@ -200,5 +249,6 @@ export async function pendingCallbacks(db: Db): Promise<Pick<JobRow, "id" | "cal
 
 /** How many jobs are in each status (the metrics' `service_jobs`). */
 export async function countJobsByStatus(db: Db): Promise<{ status: JobRow["status"]; count: number }[]> {
+  const { jobs } = db.t;
   return db.select({ status: jobs.status, count: sql<number>`count(*)` }).from(jobs).groupBy(jobs.status);
 }

@@ -1,11 +1,14 @@
-// Workspace memory documents, their chunks, the FTS5 index over the chunks (kept in step by
-// triggers, see migrations/0007_memory_owner.sql) and the optional vector tables. Vector
-// tables are made at run time, one per dimension count (`memory_vectors_<dims>`), because
-// the dimensions are only known once the embedding model has answered.
-import { and, asc, eq, inArray } from "drizzle-orm";
-import type { InStatement, Row } from "@libsql/client";
+// Workspace memory documents, their chunks, the full-text index over the chunks and the
+// optional vector tables. Vector tables are made at run time, one per dimension count
+// (`memory_vectors_<dims>`), because the dimensions are only known once the embedding model
+// has answered. The index is each database's own: FTS5 and libSQL's vectors on a libSQL
+// file (memory-sqlite.ts), tsvector and vectors compared in the service on PostgreSQL
+// (memory-pg.ts).
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Db } from "./db";
-import { memoryDocuments } from "./schema";
+import { pgMemory } from "./memory-pg";
+import { sqliteMemory } from "./memory-sqlite";
+import type { memoryDocuments } from "./schema";
 
 export type MemoryDocument = Pick<typeof memoryDocuments.$inferSelect, "path" | "content" | "size" | "createdAt" | "updatedAt" | "tainted">;
 export type MemoryEntry = Pick<MemoryDocument, "path" | "size" | "updatedAt">;
@@ -23,112 +26,55 @@ export interface DocumentWrite {
 export interface ChunkHit {
   chunkId: number;
   path: string;
-  /** bm25() for full-text hits (lower is better), cosine distance for vector hits. */
+  /** For full-text hits, lower is better (bm25(), or minus ts_rank_cd()); cosine distance for vector hits. */
   score: number;
 }
 
-const DOC_ID = "(SELECT id FROM memory_documents WHERE user_id = ? AND path = ?)";
+/** What each database does its own way. `match` is an FTS5 expression of quoted phrases, AND, OR and parentheses (see memory/query.ts). */
+export interface MemoryIndex {
+  /** The dimension counts that have a vector table. */
+  vectorDims(db: Db): Promise<number[]>;
+  ensureVectorTable(db: Db, dims: number): Promise<void>;
+  /**
+   * Creates or overwrites documents with their chunks (and so their full-text index) and
+   * vectors, all in one transaction. `dims` lists the existing vector tables, so that stale
+   * vectors of every dimension go too.
+   */
+  writeDocuments(db: Db, userId: string, docs: DocumentWrite[], dims: number[], now?: number): Promise<void>;
+  /** Deletes a document with its chunks, index entries and vectors; false when there was none. */
+  deleteDocument(db: Db, userId: string, path: string, dims: number[]): Promise<boolean>;
+  /** The user's chunks that match, best first. */
+  searchText(db: Db, userId: string, match: string, limit: number): Promise<ChunkHit[]>;
+  /** Snippets of the given chunks, with the matched words in **bold**. */
+  snippets(db: Db, match: string, chunkIds: number[]): Promise<Map<number, string>>;
+  /** The user's chunks nearest to `vector` (cosine distance), from `model`'s vectors. */
+  searchVectors(db: Db, userId: string, model: string, vector: number[], limit: number): Promise<ChunkHit[]>;
+  /** Stores vectors of existing chunks; chunks deleted in the meantime are skipped. */
+  storeVectors(db: Db, model: string, rows: { chunkId: number; embedding: number[] }[]): Promise<void>;
+}
+
+const index = (db: Db): MemoryIndex => (db.engine.name === "postgres" ? pgMemory : sqliteMemory);
+
+export const vectorDims = (db: Db) => index(db).vectorDims(db);
+export const ensureVectorTable = (db: Db, dims: number) => index(db).ensureVectorTable(db, dims);
+export const writeDocuments = (db: Db, userId: string, docs: DocumentWrite[], dims: number[], now = Date.now()) => index(db).writeDocuments(db, userId, docs, dims, now);
+export const deleteDocument = (db: Db, userId: string, path: string, dims: number[]) => index(db).deleteDocument(db, userId, path, dims);
+export const searchText = (db: Db, userId: string, match: string, limit: number) => index(db).searchText(db, userId, match, limit);
+export const snippets = (db: Db, match: string, chunkIds: number[]) => (chunkIds.length ? index(db).snippets(db, match, chunkIds) : Promise.resolve(new Map<number, string>()));
+export const searchVectors = (db: Db, userId: string, model: string, vector: number[], limit: number) => index(db).searchVectors(db, userId, model, vector, limit);
+export const storeVectors = (db: Db, model: string, rows: { chunkId: number; embedding: number[] }[]) => (rows.length ? index(db).storeVectors(db, model, rows) : Promise.resolve());
 
 export const vectorTable = (dims: number) => {
   if (!Number.isInteger(dims) || dims < 1 || dims > 65_536) throw new Error(`invalid vector dimensions: ${dims}`);
   return `memory_vectors_${dims}`;
 };
 
-/** The dimension counts that have a vector table. */
-export async function vectorDims(db: Db): Promise<number[]> {
-  const rows = await db.$client.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'memory_vectors_%'");
-  return rows.rows.flatMap((r) => {
-    const m = /^memory_vectors_(\d+)$/.exec(String(r.name));
-    return m ? [Number(m[1])] : [];
-  });
-}
-
-/** The dimension count of `model`'s vectors, if any are stored. */
-export async function dimsOfModel(db: Db, model: string): Promise<number | undefined> {
-  for (const dims of await vectorDims(db)) {
-    const rs = await db.$client.execute({ sql: `SELECT 1 FROM ${vectorTable(dims)} WHERE model = ? LIMIT 1`, args: [model] });
-    if (rs.rows.length) return dims;
-  }
-  return undefined;
-}
-
-export async function ensureVectorTable(db: Db, dims: number): Promise<void> {
-  const t = vectorTable(dims);
-  await db.$client.batch(
-    [
-      `CREATE TABLE IF NOT EXISTS ${t} (
-        chunk_id INTEGER PRIMARY KEY REFERENCES memory_chunks(id) ON DELETE CASCADE,
-        user_id TEXT NOT NULL,
-        model TEXT NOT NULL,
-        embedding F32_BLOB(${dims}) NOT NULL)`,
-      `CREATE INDEX IF NOT EXISTS ${t}_user ON ${t} (user_id, model)`,
-      `CREATE INDEX IF NOT EXISTS ${t}_ann ON ${t} (libsql_vector_idx(embedding))`,
-    ],
-    "write",
-  );
-}
-
-/**
- * Creates or overwrites documents with their chunks (and so their full-text index) and
- * vectors, all in one transaction. `dims` lists the existing vector tables, so that stale
- * vectors of every dimension go too.
- */
-export async function writeDocuments(db: Db, userId: string, docs: DocumentWrite[], dims: number[], now = Date.now()): Promise<void> {
-  const statements: InStatement[] = [{ sql: "INSERT OR IGNORE INTO memory_owners (user_id) VALUES (?)", args: [userId] }];
-  for (const doc of docs) {
-    const key = [userId, doc.path];
-    statements.push({
-      sql: `INSERT INTO memory_documents (user_id, path, content, size, created_at, updated_at, tainted) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, path) DO UPDATE SET content = excluded.content, size = excluded.size, updated_at = excluded.updated_at, tainted = excluded.tainted`,
-      args: [userId, doc.path, doc.content, Buffer.byteLength(doc.content, "utf8"), now, now, doc.tainted ? 1 : 0],
-    });
-    statements.push(...clearChunks(key, dims));
-    if (doc.chunks.length) {
-      statements.push({
-        sql: `INSERT INTO memory_chunks (document_id, user_id, owner, seq, text)
-              SELECT d.id, d.user_id, o.id, j.key, j.value FROM memory_documents d JOIN memory_owners o ON o.user_id = d.user_id, json_each(?) j
-              WHERE d.user_id = ? AND d.path = ?`,
-        args: [JSON.stringify(doc.chunks), ...key],
-      });
-    }
-    if (doc.vectors && doc.vectors.embeddings.length === doc.chunks.length && doc.chunks.length) {
-      const table = vectorTable(doc.vectors.embeddings[0]!.length);
-      statements.push({
-        sql: `INSERT INTO ${table} (chunk_id, user_id, model, embedding)
-              SELECT c.id, c.user_id, ?, vector32(j.value) FROM memory_chunks c JOIN json_each(?) j ON j.key = c.seq
-              WHERE c.document_id = ${DOC_ID}`,
-        args: [doc.vectors.model, JSON.stringify(doc.vectors.embeddings), ...key],
-      });
-    }
-  }
-  await db.$client.batch(statements, "write");
-}
-
-function clearChunks(key: string[], dims: number[]): InStatement[] {
-  return [
-    ...dims.map((d) => ({
-      sql: `DELETE FROM ${vectorTable(d)} WHERE chunk_id IN (SELECT id FROM memory_chunks WHERE document_id = ${DOC_ID})`,
-      args: key,
-    })),
-    { sql: `DELETE FROM memory_chunks WHERE document_id = ${DOC_ID}`, args: key },
-  ];
-}
-
-/** Deletes a document with its chunks, index entries and vectors; false when there was none. */
-export async function deleteDocument(db: Db, userId: string, path: string, dims: number[]): Promise<boolean> {
-  const key = [userId, path];
-  const results = await db.$client.batch(
-    [...clearChunks(key, dims), { sql: "DELETE FROM memory_documents WHERE user_id = ? AND path = ?", args: key }],
-    "write",
-  );
-  return results.at(-1)!.rowsAffected > 0;
-}
-
 export async function readDocument(db: Db, userId: string, path: string): Promise<MemoryDocument | undefined> {
   return (await readDocuments(db, userId, [path]))[0];
 }
 
 export async function readDocuments(db: Db, userId: string, paths: string[]): Promise<MemoryDocument[]> {
+  const { memoryDocuments } = db.t;
   if (!paths.length) return [];
   return db
     .select({
@@ -145,6 +91,7 @@ export async function readDocuments(db: Db, userId: string, paths: string[]): Pr
 
 /** Which of these documents of the user were written in a tainted turn. */
 export async function taintedPaths(db: Db, userId: string, paths: string[]): Promise<Set<string>> {
+  const { memoryDocuments } = db.t;
   if (!paths.length) return new Set();
   const rows = await db
     .select({ path: memoryDocuments.path })
@@ -155,6 +102,7 @@ export async function taintedPaths(db: Db, userId: string, paths: string[]): Pro
 
 /** Every document of the user, by path. */
 export async function listDocuments(db: Db, userId: string): Promise<MemoryEntry[]> {
+  const { memoryDocuments } = db.t;
   return db
     .select({ path: memoryDocuments.path, size: memoryDocuments.size, updatedAt: memoryDocuments.updatedAt })
     .from(memoryDocuments)
@@ -162,109 +110,25 @@ export async function listDocuments(db: Db, userId: string): Promise<MemoryEntry
     .orderBy(asc(memoryDocuments.path));
 }
 
-/**
- * The user's chunks that match an FTS5 query over the text, best (lowest bm25) first.
- *
- * bm25() is the cost of a search: it runs for every match, and once per query it counts the
- * rows of each phrase. So the query first ranks the text alone and joins only the best
- * 2 × `limit` hits to check whose they are; when that is enough of the user's own (always
- * on a single-user instance) it is the answer, exactly. When other users' chunks crowd the
- * user's out, it asks again with the user's owner number in the query, so that FTS5 ranks
- * only the user's chunks. CROSS JOIN keeps the few hits the outer loop: left to itself the
- * planner may walk all of a user's chunks instead.
- */
-export async function searchText(db: Db, userId: string, match: string, limit: number): Promise<ChunkHit[]> {
-  const ranked = (where: string) => `
-    SELECT h.rowid AS chunk_id, c.user_id AS user_id, d.path AS path, h.score AS score
-    FROM (SELECT rowid, bm25(memory_fts, 1.0, 0.0) AS score FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score LIMIT ?) AS h
-    CROSS JOIN memory_chunks c ON c.id = h.rowid JOIN memory_documents d ON d.id = c.document_id
-    ${where} ORDER BY h.score`;
-  const wide = (await db.$client.execute({ sql: ranked(""), args: [`{text} : (${match})`, 2 * limit] })).rows;
-  const mine = wide.filter((r) => r.user_id === userId);
-  if (mine.length >= limit || wide.length < 2 * limit) return mine.slice(0, limit).map(hit);
-
-  const owner = await db.$client.execute({ sql: "SELECT id FROM memory_owners WHERE user_id = ?", args: [userId] });
-  if (!owner.rows.length) return [];
-  const rs = await db.$client.execute({
-    sql: ranked("WHERE c.user_id = ?"),
-    args: [`{owner} : "${Number(owner.rows[0]!.id)}" AND {text} : (${match})`, limit, userId],
-  });
-  return rs.rows.map(hit);
-}
-
-/** FTS5 snippets of the given chunks, with the matched words in **bold**. */
-export async function snippets(db: Db, match: string, chunkIds: number[]): Promise<Map<number, string>> {
-  if (!chunkIds.length) return new Map();
-  const rs = await db.$client.execute({
-    sql: `SELECT rowid, snippet(memory_fts, 0, '**', '**', '…', 24) AS snippet FROM memory_fts
-          WHERE memory_fts MATCH ? AND rowid IN (${chunkIds.map(() => "?").join(", ")})`,
-    args: [`{text} : (${match})`, ...chunkIds],
-  });
-  return new Map(rs.rows.map((r) => [Number(r.rowid), String(r.snippet)]));
-}
-
 export async function chunkTexts(db: Db, chunkIds: number[]): Promise<Map<number, string>> {
+  const { memoryChunks } = db.t;
   if (!chunkIds.length) return new Map();
-  const rs = await db.$client.execute({
-    sql: `SELECT id, text FROM memory_chunks WHERE id IN (${chunkIds.map(() => "?").join(", ")})`,
-    args: chunkIds,
-  });
-  return new Map(rs.rows.map((r) => [Number(r.id), String(r.text)]));
+  const rows = await db.select({ id: memoryChunks.id, text: memoryChunks.text }).from(memoryChunks).where(inArray(memoryChunks.id, chunkIds));
+  return new Map(rows.map((r) => [r.id, r.text]));
 }
-
-/**
- * The user's chunks nearest to `vector` (cosine distance), from `model`'s vectors. Asks the
- * approximate index first; when other users' vectors crowd the user's out of its answer,
- * falls back to an exact scan of the user's own vectors.
- */
-export async function searchVectors(db: Db, userId: string, model: string, vector: number[], limit: number): Promise<ChunkHit[]> {
-  const t = vectorTable(vector.length);
-  const q = JSON.stringify(vector);
-  const select = `SELECT v.chunk_id AS chunk_id, d.path AS path, vector_distance_cos(v.embedding, vector32(?)) AS score`;
-  const joins = `JOIN memory_chunks c ON c.id = v.chunk_id JOIN memory_documents d ON d.id = c.document_id`;
-  const approximate = await db.$client.execute({
-    sql: `${select} FROM vector_top_k('${t}_ann', vector32(?), ?) AS top JOIN ${t} v ON v.rowid = top.id ${joins}
-          WHERE v.user_id = ? AND v.model = ? ORDER BY score LIMIT ?`,
-    args: [q, q, limit * 4, userId, model, limit],
-  });
-  if (approximate.rows.length >= limit) return approximate.rows.map(hit);
-  const exact = await db.$client.execute({
-    sql: `${select} FROM ${t} v ${joins} WHERE v.user_id = ? AND v.model = ? ORDER BY score LIMIT ?`,
-    args: [q, userId, model, limit],
-  });
-  return exact.rows.map(hit);
-}
-
-const hit = (r: Row): ChunkHit => ({ chunkId: Number(r.chunk_id), path: String(r.path), score: Number(r.score) });
 
 /** Chunks after `afterId` that have no vector from `model` yet (for filling vectors in later). */
-export async function chunksWithoutVectors(
-  db: Db,
-  model: string,
-  dims: number | undefined,
-  afterId: number,
-  limit: number,
-): Promise<{ id: number; text: string }[]> {
-  const missing = dims
-    ? `AND NOT EXISTS (SELECT 1 FROM ${vectorTable(dims)} v WHERE v.chunk_id = c.id AND v.model = ?)`
-    : "";
-  const rs = await db.$client.execute({
-    sql: `SELECT c.id, c.text FROM memory_chunks c WHERE c.id > ? ${missing} ORDER BY c.id LIMIT ?`,
-    args: dims ? [afterId, model, limit] : [afterId, limit],
-  });
-  return rs.rows.map((r) => ({ id: Number(r.id), text: String(r.text) }));
+export async function chunksWithoutVectors(db: Db, model: string, dims: number | undefined, afterId: number, limit: number): Promise<{ id: number; text: string }[]> {
+  const { memoryChunks: c } = db.t;
+  const missing = dims ? sql`NOT EXISTS (SELECT 1 FROM ${sql.identifier(vectorTable(dims))} v WHERE v.chunk_id = ${c.id} AND v.model = ${model})` : undefined;
+  return db.select({ id: c.id, text: c.text }).from(c).where(and(gt(c.id, afterId), missing)).orderBy(asc(c.id)).limit(limit);
 }
 
-/** Stores vectors of existing chunks; chunks deleted in the meantime are skipped. */
-export async function storeVectors(db: Db, model: string, rows: { chunkId: number; embedding: number[] }[]): Promise<void> {
-  if (!rows.length) return;
-  const t = vectorTable(rows[0]!.embedding.length);
-  await db.$client.batch(
-    rows.map((r) => ({
-      sql: `INSERT OR REPLACE INTO ${t} (chunk_id, user_id, model, embedding)
-            SELECT c.id, c.user_id, ?, vector32(?) FROM memory_chunks c WHERE c.id = ?`,
-      args: [model, JSON.stringify(r.embedding), r.chunkId],
-    })),
-    "write",
-  );
+/** The dimension count of `model`'s vectors, if any are stored. */
+export async function dimsOfModel(db: Db, model: string): Promise<number | undefined> {
+  for (const dims of await vectorDims(db)) {
+    const rows = await db.engine.rows(db, sql`SELECT 1 AS one FROM ${sql.identifier(vectorTable(dims))} WHERE model = ${model} LIMIT 1`);
+    if (rows.length) return dims;
+  }
+  return undefined;
 }

@@ -169,6 +169,12 @@ export const jobs = sqliteTable(
     requestHash: text("request_hash"),
     /** A job queued again after a transient failure waits until then (ms since the epoch). */
     nextAttemptAt: integer("next_attempt_at"),
+    /**
+     * A running job is its process's until then (ms since the epoch); the process renews it
+     * while the job runs. Past it, the process is taken for dead and the job is queued again
+     * (PostgreSQL replicas; a libSQL file's one process queues its running jobs again at start).
+     */
+    leaseUntil: integer("lease_until"),
     /** Whether the job's message is the operator's own (`/webhook`, routines) or untrusted content (a named source unless configured `trusted`). */
     trusted: integer("trusted", { mode: "boolean" }).notNull().default(true),
     /** What of the user's memory the job's turn may use: `full`, `read` (read only) or `none` (named sources' `memory` setting). */
@@ -278,6 +284,21 @@ export const turnUsage = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("turn_usage_day").on(t.day), index("turn_usage_user_day").on(t.userId, t.day)],
+);
+
+/**
+ * Turn-starting requests counted against the Responses rate limit, one row each, when
+ * replicas share the database (PostgreSQL): one budget whichever replica a request reaches.
+ * A single process counts in memory and leaves this table empty.
+ */
+export const rateEvents = sqliteTable(
+  "rate_events",
+  {
+    key: text("key").notNull(),
+    /** ms since the epoch. */
+    at: integer("at").notNull(),
+  },
+  (t) => [index("rate_events_key").on(t.key, t.at)],
 );
 
 /** Workspace memory: one text document per user and path (see src/memory/). */

@@ -1,6 +1,6 @@
 import { and, countDistinct, eq, gte, lte, sql, sum } from "drizzle-orm";
 import type { Db } from "./db";
-import { turnUsage } from "./schema";
+import type { turnUsage } from "./schema";
 
 export type UsageRow = typeof turnUsage.$inferInsert;
 
@@ -14,11 +14,13 @@ export function localDay(ms: number): string {
 export const monthStart = (day: string) => `${day.slice(0, 7)}-01`;
 
 export async function insertUsage(db: Db, rows: UsageRow[]): Promise<void> {
+  const { turnUsage } = db.t;
   if (rows.length) await db.insert(turnUsage).values(rows);
 }
 
 /** What was spent (micro-USD) on `day` and in its month: by one user, or by everyone. */
 export async function spent(db: Db, day: string, userId?: string): Promise<{ day: number; month: number }> {
+  const { turnUsage } = db.t;
   const [row] = await db
     .select({
       day: sql<number>`coalesce(sum(case when ${turnUsage.day} = ${day} then ${turnUsage.costMicroUsd} end), 0)`,
@@ -32,13 +34,14 @@ export async function spent(db: Db, day: string, userId?: string): Promise<{ day
 export const GROUPS = ["day", "user", "model", "channel", "routine"] as const;
 export type GroupBy = (typeof GROUPS)[number];
 
-const KEYS = {
-  day: turnUsage.day,
-  user: turnUsage.userId,
-  model: turnUsage.model,
-  channel: turnUsage.channel,
-  routine: turnUsage.routineId,
-} as const;
+const keys = (turnUsage: Db["t"]["turnUsage"]) =>
+  ({
+    day: turnUsage.day,
+    user: turnUsage.userId,
+    model: turnUsage.model,
+    channel: turnUsage.channel,
+    routine: turnUsage.routineId,
+  }) as const;
 
 export interface UsageTotals {
   turns: number;
@@ -58,6 +61,7 @@ export async function usageReport(
   db: Db,
   q: { from: number; to: number; groupBy: GroupBy; userId?: string },
 ): Promise<{ rows: (UsageTotals & { key: string | null })[]; total: UsageTotals }> {
+  const { turnUsage } = db.t;
   const where = and(gte(turnUsage.createdAt, q.from), lte(turnUsage.createdAt, q.to), q.userId === undefined ? undefined : eq(turnUsage.userId, q.userId));
   const totals = {
     turns: countDistinct(turnUsage.responseId),
@@ -67,7 +71,7 @@ export async function usageReport(
     reasoningTokens: sum(turnUsage.reasoningTokens),
     costMicroUsd: sum(turnUsage.costMicroUsd),
   };
-  const key = KEYS[q.groupBy];
+  const key = keys(turnUsage)[q.groupBy];
   const [rows, [total]] = await Promise.all([
     db.select({ key, ...totals }).from(turnUsage).where(where).groupBy(key).orderBy(key),
     db.select(totals).from(turnUsage).where(where),

@@ -1,6 +1,6 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "./db";
-import { ssoSessions, tokens, users } from "./schema";
+import type { users } from "./schema";
 
 export type Role = "owner" | "admin" | "member";
 export type UserRow = typeof users.$inferSelect;
@@ -9,6 +9,7 @@ export type UserRow = typeof users.$inferSelect;
 export const OWNER_ID = "owner";
 
 export async function ensureOwner(db: Db): Promise<void> {
+  const { users } = db.t;
   const now = new Date().toISOString();
   await db
     .insert(users)
@@ -21,6 +22,7 @@ export async function createUserWithToken(
   user: { id: string; role: Role; email?: string; displayName?: string },
   token: { id: string; hash: string },
 ): Promise<UserRow> {
+  const { tokens, users } = db.t;
   const now = new Date().toISOString();
   const row: UserRow = {
     id: user.id,
@@ -33,14 +35,15 @@ export async function createUserWithToken(
     budgetDailyMicroUsd: null,
     budgetMonthlyMicroUsd: null,
   };
-  await db.batch([
-    db.insert(users).values(row),
-    db.insert(tokens).values({ id: token.id, userId: user.id, hash: token.hash, createdAt: now }),
+  await db.engine.batch(db, (q) => [
+    q.insert(users).values(row),
+    q.insert(tokens).values({ id: token.id, userId: user.id, hash: token.hash, createdAt: now }),
   ]);
   return row;
 }
 
 export async function findUserByTokenHash(db: Db, hash: string): Promise<UserRow | undefined> {
+  const { tokens, users } = db.t;
   const rows = await db
     .select({ user: users })
     .from(tokens)
@@ -51,10 +54,12 @@ export async function findUserByTokenHash(db: Db, hash: string): Promise<UserRow
 }
 
 export async function listUsers(db: Db): Promise<UserRow[]> {
+  const { users } = db.t;
   return db.select().from(users).orderBy(asc(users.createdAt), asc(users.id));
 }
 
 export async function getUser(db: Db, id: string): Promise<UserRow | undefined> {
+  const { users } = db.t;
   return (await db.select().from(users).where(eq(users.id, id)).limit(1))[0];
 }
 
@@ -63,6 +68,7 @@ export async function updateUser(
   id: string,
   patch: Partial<Pick<UserRow, "role" | "status" | "displayName" | "budgetDailyMicroUsd" | "budgetMonthlyMicroUsd">>,
 ): Promise<UserRow | undefined> {
+  const { users } = db.t;
   return (
     await db
       .update(users)
@@ -74,12 +80,13 @@ export async function updateUser(
 
 /** Gives the user a new token and revokes every other one (and every SSO session), in one transaction. */
 export async function replaceTokens(db: Db, userId: string, token: { id: string; hash: string }): Promise<void> {
+  const { ssoSessions, tokens, users } = db.t;
   const now = new Date().toISOString();
-  await db.batch([
-    db.delete(tokens).where(eq(tokens.userId, userId)),
-    db.delete(ssoSessions).where(eq(ssoSessions.userId, userId)),
-    db.insert(tokens).values({ id: token.id, userId, hash: token.hash, createdAt: now }),
-    db.update(users).set({ updatedAt: now }).where(eq(users.id, userId)),
+  await db.engine.batch(db, (q) => [
+    q.delete(tokens).where(eq(tokens.userId, userId)),
+    q.delete(ssoSessions).where(eq(ssoSessions.userId, userId)),
+    q.insert(tokens).values({ id: token.id, userId, hash: token.hash, createdAt: now }),
+    q.update(users).set({ updatedAt: now }).where(eq(users.id, userId)),
   ]);
 }
 
@@ -90,8 +97,8 @@ export async function replaceTokens(db: Db, userId: string, token: { id: string;
  * OAuth flows under way, routines and their runs, tokens, SSO sessions and identities, what the agent wrote in the user's files and the egress log. `vectorDims` lists the memory vector tables.
  */
 export async function deleteUserData(db: Db, userId: string, vectorDims: number[]): Promise<void> {
-  const byUser = (table: string) => ({ sql: `DELETE FROM ${table} WHERE user_id = ?`, args: [userId] });
-  await db.$client.batch(
+  const byUser = (table: string) => sql`DELETE FROM ${sql.identifier(table)} WHERE user_id = ${userId}`;
+  await db.engine.batch(db, (q) =>
     [
       ...vectorDims.map((d) => byUser(`memory_vectors_${d}`)),
       byUser("memory_chunks"),
@@ -112,8 +119,7 @@ export async function deleteUserData(db: Db, userId: string, vectorDims: number[
       byUser("tokens"),
       byUser("sso_sessions"),
       byUser("sso_identities"),
-      { sql: "DELETE FROM users WHERE id = ?", args: [userId] },
-    ],
-    "write",
+      sql`DELETE FROM users WHERE id = ${userId}`,
+    ].map((statement) => db.engine.exec(q, statement)),
   );
 }

@@ -2,7 +2,7 @@
 // deleting a thread through either API.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { gates, items, responses } from "../../src/store/schema";
+import { gates, items, responses } from "../support/tables";
 import { startTestService, type TestService } from "../support/harness";
 
 let t: TestService;

@@ -1,7 +1,7 @@
 // The per-user rate limit of Responses POST: over HTTP with a small limit, and the sliding
 // window of RateLimiter with an injected clock.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { RateLimiter } from "../../src/auth/rate-limit";
+import { RateLimiter } from "../../src/rate-limit";
 import { startTestService, type TestService } from "../support/harness";
 
 const ok = { model: "m", input: "hi" };

@@ -83,7 +83,7 @@ describe("layering", () => {
     const config = loadConfig(home(), {});
     expect(config).toEqual(DEFAULTS);
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
-    expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, sources: {} });
+    expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, jobLeaseS: 30, sources: {} });
     // no window: it is read from the LLM server at start (src/llm/window.ts), else 32768
     expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} });
     expect("contextWindow" in config.llm).toBe(false);
@@ -164,6 +164,7 @@ describe("layering", () => {
       HTTP_CALLBACK_ALLOW_HOSTS: "nas.lan, 10.0.0.0/8",
       HTTP_JOB_CONCURRENCY: "2",
       HTTP_JOB_MAX_ATTEMPTS: "5",
+      HTTP_JOB_LEASE_S: "12",
       TURN_TIMEOUT_S: "90",
       SHUTDOWN_GRACE_MS: "250",
       MCP_START_WAIT_MS: "2500",
@@ -202,6 +203,7 @@ describe("layering", () => {
         callbackAllowHosts: ["nas.lan", "10.0.0.0/8"],
         jobConcurrency: 2,
         jobMaxAttempts: 5,
+        jobLeaseS: 12,
         sources: {},
       },
       responses: { revision: "A", rateLimit: 0, turnTimeoutS: 300 },

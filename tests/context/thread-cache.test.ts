@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { ThreadCache } from "../../src/context/thread-cache";
 import { loadThreadContext, storeCompaction } from "../../src/store/compactions";
 import { getThread } from "../../src/store/conversations";
-import { items } from "../../src/store/schema";
+import { items } from "../support/tables";
 import { startTestService, type TestService } from "../support/harness";
 
 let t: TestService;

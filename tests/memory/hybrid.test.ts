@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openAiLlm } from "../../src/llm/openai";
 import { MemoryService } from "../../src/memory/service";
-import { openDatabase, type Database } from "../../src/store/db";
+import { openLibsql, type LibsqlDatabase } from "../../src/store/libsql";
 import { captureLog } from "../support/log";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 import { startTestService, type TestService } from "../support/harness";
@@ -26,16 +26,16 @@ afterAll(async () => {
 });
 
 async function open(embeddingModel: string | undefined, baseUrl = llm.url) {
-  const d = await openDatabase(`file:${join(root, `db-${++n}.db`)}`);
+  const d = await openLibsql(`file:${join(root, `db-${++n}.db`)}`);
   const logs: string[] = [];
   const model = openAiLlm({ baseUrl, apiKey: "k", model: "m", embeddingModel });
   return { d, logs, memory: new MemoryService({ db: d.db, llm: model, log: captureLog(logs) }) };
 }
-const count = async (d: Database, sql: string, args: any[] = []) => Number((await d.client.execute({ sql, args })).rows[0]![0]);
+const count = async (d: LibsqlDatabase, sql: string, args: any[] = []) => Number((await d.client.execute({ sql, args })).rows[0]![0]);
 const embeddingCalls = () => llm.requests.filter((r) => r.path === "/v1/embeddings");
 
 describe("with an embedding model", () => {
-  let d: Database;
+  let d: LibsqlDatabase;
   let memory: MemoryService;
   beforeAll(async () => {
     ({ d, memory } = await open("emb-model"));
@@ -131,13 +131,13 @@ describe("when embedding fails", () => {
 describe("vectors written without a model are filled in later", () => {
   test("fillVectors embeds every chunk that has none", async () => {
     const file = join(root, "fill.db");
-    const first = await openDatabase(`file:${file}`);
+    const first = await openLibsql(`file:${file}`);
     const plain = new MemoryService({ db: first.db });
     expect(plain.mode).toBe("full-text");
     for (const [path, content] of Object.entries(CORPUS)) await plain.write("u", path, content);
     first.close();
 
-    const d = await openDatabase(`file:${file}`);
+    const d = await openLibsql(`file:${file}`);
     try {
       const memory = new MemoryService({ db: d.db, llm: openAiLlm({ baseUrl: llm.url, apiKey: "k", model: "m", embeddingModel: "emb-model" }) });
       const chunks = await count(d, "SELECT count(*) FROM memory_chunks");

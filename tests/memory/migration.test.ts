@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryService } from "../../src/memory/service";
-import { openDatabase } from "../../src/store/db";
+import { openLibsql } from "../../src/store/libsql";
 import { migrations } from "../../src/store/migrations";
 
 let root: string;
@@ -41,7 +41,7 @@ test("0007 numbers the owners and rebuilds the index; search works per user afte
   }
   old.close();
 
-  const d = await openDatabase(`file:${file}`);
+  const d = await openLibsql(`file:${file}`);
   try {
     const owners = await d.client.execute("SELECT user_id, id FROM memory_owners ORDER BY user_id");
     expect(owners.rows.map((r) => [r.user_id, r.id])).toEqual([["alice", 1], ["bob", 2]]);

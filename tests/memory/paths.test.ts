@@ -8,7 +8,7 @@ import { InvalidRequest } from "../../src/errors";
 import { checkPath, MAX_PATH_BYTES } from "../../src/memory/paths";
 import { BAD_PATHS } from "./fixtures";
 import { MemoryService } from "../../src/memory/service";
-import { openDatabase, type Database } from "../../src/store/db";
+import { openLibsql, type LibsqlDatabase } from "../../src/store/libsql";
 
 const GOOD_PATHS = [
   "notes/garden.md",
@@ -43,11 +43,11 @@ describe("checkPath", () => {
 
 describe("a bad path changes nothing", () => {
   let root: string;
-  let d: Database;
+  let d: LibsqlDatabase;
   let memory: MemoryService;
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "memory-paths-"));
-    d = await openDatabase(`file:${join(root, "m.db")}`);
+    d = await openLibsql(`file:${join(root, "m.db")}`);
     memory = new MemoryService({ db: d.db });
     await memory.write("u", "notes/garden.md", "Tomatoes.");
   });

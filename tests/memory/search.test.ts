@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InvalidRequest } from "../../src/errors";
 import { MemoryService } from "../../src/memory/service";
-import { openDatabase, type Database } from "../../src/store/db";
+import { openLibsql, type LibsqlDatabase } from "../../src/store/libsql";
 import { CORPUS } from "./fixtures";
 
 let root: string;
-let d: Database;
+let d: LibsqlDatabase;
 let memory: MemoryService;
 const A = "user-a";
 const B = "user-b";
@@ -22,7 +22,7 @@ const paths = async (user: string, q: string, limit?: number) => (await memory.s
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "memory-test-"));
-  d = await openDatabase(`file:${join(root, "memory.db")}`);
+  d = await openLibsql(`file:${join(root, "memory.db")}`);
   memory = new MemoryService({ db: d.db });
   for (const [path, content] of Object.entries(CORPUS)) await memory.write(A, path, content);
 });

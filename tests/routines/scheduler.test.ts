@@ -14,7 +14,7 @@ import { RoutineScheduler } from "../../src/routines/scheduler";
 import { uniqueViolation } from "../../src/store/db";
 import { getJobs } from "../../src/store/jobs";
 import { getRoutine, listRuns, recordRuns } from "../../src/store/routines";
-import { routines } from "../../src/store/schema";
+import { routines } from "../support/tables";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 import { startTestService, type TestService } from "../support/harness";
 import { until } from "../support/until";

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commitTurn, getGate, getResponse, getThread, loadItems, type TurnRecord } from "../../src/store/conversations";
-import { openDatabase, type Database } from "../../src/store/db";
+import { openLibsql, type LibsqlDatabase } from "../../src/store/libsql";
 import { migrations } from "../../src/store/migrations";
 import { createUserWithToken, ensureOwner, findUserByTokenHash, OWNER_ID } from "../../src/store/users";
 
@@ -16,13 +16,13 @@ beforeAll(() => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const freshFile = () => join(root, `db-${++n}.db`);
-const rows = async (d: Database, sql: string, args: any[] = []) => (await d.client.execute({ sql, args })).rows;
-const count = async (d: Database, sql: string, args: any[] = []) => Number((await rows(d, sql, args))[0]![0]);
+const rows = async (d: LibsqlDatabase, sql: string, args: any[] = []) => (await d.client.execute({ sql, args })).rows;
+const count = async (d: LibsqlDatabase, sql: string, args: any[] = []) => Number((await rows(d, sql, args))[0]![0]);
 
 describe("migrations", () => {
   test("run once on a new database and create the schema", async () => {
     const file = freshFile();
-    const d = await openDatabase(`file:${file}`);
+    const d = await openLibsql(`file:${file}`);
     try {
       const applied = await rows(d, "SELECT tag FROM __migrations ORDER BY tag");
       expect(applied.map((r) => r.tag)).toEqual(migrations.map((m) => m.tag));
@@ -35,14 +35,14 @@ describe("migrations", () => {
 
   test("are idempotent on reopen: nothing re-applied, data kept", async () => {
     const file = freshFile();
-    const first = await openDatabase(`file:${file}`);
+    const first = await openLibsql(`file:${file}`);
     await ensureOwner(first.db);
     await createUserWithToken(first.db, { id: "u1", role: "member", email: "a@example.com" }, { id: "t1", hash: "h1" });
     const appliedAt = (await rows(first, "SELECT tag, applied_at FROM __migrations ORDER BY tag")).map((r) => ({ ...r }));
     first.close();
 
     for (let i = 0; i < 3; i++) {
-      const again = await openDatabase(`file:${file}`);
+      const again = await openLibsql(`file:${file}`);
       try {
         const now = (await rows(again, "SELECT tag, applied_at FROM __migrations ORDER BY tag")).map((r) => ({ ...r }));
         expect(now).toEqual(appliedAt);
@@ -57,7 +57,7 @@ describe("migrations", () => {
   });
 
   test("an in-memory database migrates too", async () => {
-    const d = await openDatabase(":memory:");
+    const d = await openLibsql(":memory:");
     try {
       expect(await count(d, "SELECT count(*) FROM __migrations")).toBe(migrations.length);
     } finally {
@@ -69,7 +69,7 @@ describe("migrations", () => {
 describe("file database settings", () => {
   test("WAL journal mode, persisted in the file; foreign keys on", async () => {
     const file = freshFile();
-    const d = await openDatabase(`file:${file}`);
+    const d = await openLibsql(`file:${file}`);
     try {
       expect(String((await rows(d, "PRAGMA journal_mode"))[0]![0]).toLowerCase()).toBe("wal");
       expect(Number((await rows(d, "PRAGMA foreign_keys"))[0]![0])).toBe(1);
@@ -89,7 +89,7 @@ describe("file database settings", () => {
   });
 
   test("tokens reference users: a token for a missing user is refused", async () => {
-    const d = await openDatabase(`file:${freshFile()}`);
+    const d = await openLibsql(`file:${freshFile()}`);
     try {
       await expect(d.client.execute("INSERT INTO tokens (id, user_id, hash, created_at) VALUES ('t', 'ghost', 'h', 'x')")).rejects.toThrow();
       expect(await count(d, "SELECT count(*) FROM tokens")).toBe(0);
@@ -100,9 +100,9 @@ describe("file database settings", () => {
 });
 
 describe("commitTurn is atomic", () => {
-  let d: Database;
+  let d: LibsqlDatabase;
   beforeAll(async () => {
-    d = await openDatabase(`file:${freshFile()}`);
+    d = await openLibsql(`file:${freshFile()}`);
   });
   afterAll(() => d.close());
 

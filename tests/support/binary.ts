@@ -3,6 +3,7 @@
 import { spawn, type Subprocess } from "bun";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { onPostgres, postgresOf } from "./postgres";
 
 export const root = resolve(import.meta.dir, "../..");
 export const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -31,7 +32,9 @@ export async function serveUntil<M>(
   opts: { cwd: string; env: Record<string, string>; bin?: string },
   ready: (out: string) => M | undefined,
 ): Promise<Served<M>> {
-  const proc = spawn([opts.bin ?? BIN, ...args], { cwd: opts.cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" }) as Subprocess<"ignore", "pipe", "pipe">;
+  // TEST_DATABASE=postgres: the home's database is on the throwaway cluster
+  const env = onPostgres && opts.env.SERVICE_HOME && !opts.env.DATABASE_URL ? { ...opts.env, DATABASE_URL: await postgresOf(opts.env.SERVICE_HOME) } : opts.env;
+  const proc = spawn([opts.bin ?? BIN, ...args], { cwd: opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" }) as Subprocess<"ignore", "pipe", "pipe">;
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let out = "";

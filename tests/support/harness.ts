@@ -1,5 +1,7 @@
 // Starts the real service in-process for tests: a temp service home with a real database
 // file, the real HTTP stack on a loopback port, and a scripted LLM that records requests.
+// With TEST_DATABASE=postgres (`bun run test:pg`) the database is a new one on a throwaway
+// PostgreSQL cluster instead of the file.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +10,7 @@ import type { ConfigLayer } from "../../src/config/schema";
 import { createLogger } from "../../src/log";
 import { startService, type RunningService } from "../../src/server";
 import { startScriptedLLM, type ScriptedLLM } from "./scripted-llm";
+import { onPostgres, postgresOf } from "./postgres";
 
 export const TOKEN = "test-instance-token-0123456789abcdef";
 
@@ -60,6 +63,7 @@ export async function startTestService(
     RESPONSES_RATE_LIMIT: "0",
     // one scripted error is one failure; tests of retries set their own count
     LLM_MAX_RETRIES: "0",
+    ...(onPostgres ? { DATABASE_URL: await postgresOf(home) } : {}),
     ...opts.env,
   };
   const logs: string[] = [];

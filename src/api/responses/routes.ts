@@ -100,7 +100,7 @@ function responsesRoutes(
     .post(
       "/responses",
       async ({ body, principal }) => {
-        takeTurnBudget(s, principal);
+        await takeTurnBudget(s, principal);
         const req = await parseResponsesRequest(body, revision, s.tools, inputReader(s, principal.userId, seal));
         const alone = unstored.servesAlone(req.echo.previous_response_id, principal.userId, { messages: req.messages, resumes: req.toolOutputs.length > 0 });
         const facts = { userId: principal.userId, model: req.model, echo: req.echo, tools: req.tools ?? [] };
@@ -150,7 +150,7 @@ function responsesRoutes(
     .post(
       "/responses/compact",
       async ({ body, principal, request }) => {
-        takeTurnBudget(s, principal);
+        await takeTurnBudget(s, principal);
         const view = await named(body, viewOf(body, principal.userId));
         return await named(body, compactWindow(s, seal, view, AbortSignal.any([request.signal, AbortSignal.timeout(s.backgroundTurnTimeoutMs)])));
       },

@@ -3,7 +3,7 @@ import { fieldName, schemaProblems } from "../../schema-problems";
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { newUuid } from "../../conversation/ids";
-import type { RateLimiter } from "../../auth/rate-limit";
+import type { RateLimiter } from "../../rate-limit";
 import { storeUnavailable, type Db } from "../../store/db";
 import { getJob, insertJob, laneOf, retryFailedJob, type JobRow, type NewJob } from "../../store/jobs";
 import { OWNER_ID } from "../../store/users";

@@ -1,4 +1,4 @@
-import { RateLimiter } from "../../auth/rate-limit";
+import { RateLimiter } from "../../rate-limit";
 import type { Config } from "../../config/schema";
 import type { Logger } from "../../log";
 import type { Db } from "../../store/db";

@@ -2,6 +2,7 @@ import { getGate } from "../../store/conversations";
 import type { Agent } from "../../agent/turns";
 import type { Config } from "../../config/schema";
 import type { Logger } from "../../log";
+import type { Broadcast } from "../../store/broadcast";
 import type { Db } from "../../store/db";
 import { getJob } from "../../store/jobs";
 import { CallbackAllowList, CallbackSender, logJob } from "./callbacks";
@@ -30,7 +31,11 @@ export interface QueueOptions {
   callbackDelaysMs?: number[];
   /** Overrides the pauses before a job that failed for a transient reason runs again (tests only). */
   retryDelaysMs?: number[];
+  /** The other processes on the database: a long poll here hears of a job that ended there. */
+  broadcast?: Broadcast;
 }
+
+const JOB_ENDED = "job.ended";
 
 /** HTTP_CALLBACK_ALLOW_HOSTS; a malformed one allows nothing (with the channel on, serve has refused to start over it already). */
 export function callbackAllowList(config: Config, log: Logger): CallbackAllowList {
@@ -46,6 +51,11 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
   const secret = config.http.webhookSecret;
   const callbacks = secret ? new CallbackSender({ db, secret, allow: callbackHosts, log, delaysMs: opts.callbackDelaysMs, userAgent: `service/${VERSION}` }) : undefined;
   const watch = new JobWatch();
+  opts.broadcast?.subscribe(JOB_ENDED, (id) => typeof id === "string" && watch.ended(id));
+  const ended = (id: string) => {
+    watch.ended(id);
+    opts.broadcast?.publish(JOB_ENDED, id);
+  };
   const worker = new JobWorker({
     db,
     agent,
@@ -54,8 +64,9 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
     concurrency: config.http.jobConcurrency,
     maxAttempts: config.http.jobMaxAttempts,
     retryDelaysMs: opts.retryDelaysMs,
+    leaseMs: config.http.jobLeaseS * 1000,
     ended: (id) => {
-      watch.ended(id);
+      ended(id);
       void getJob(db, id)
         .then((job) => {
           if (!job || !jobEnded(job)) return;
@@ -65,7 +76,7 @@ export function createJobQueue(config: Config, db: Db, agent: Agent, log: Logger
         .catch((e) => log.error("job", { job_id: id, error: (e as Error).message }));
     },
     waiting: (id) => {
-      watch.ended(id);
+      ended(id);
       void (async () => {
         const job = await getJob(db, id);
         if (job?.status !== "waiting" || !job.threadId) return;

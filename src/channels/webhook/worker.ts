@@ -8,7 +8,7 @@ import { transientFailure } from "../../llm/transient";
 import { ROUTINE_SOURCE } from "../../routines/runs";
 import type { StoredError } from "../../store/schema";
 import type { Db } from "../../store/db";
-import { claimNextJob, conversationThread, finishJob, jobTurn, nextRetryAt, requeueInterrupted, waitingJobs, type JobOutcome, type JobRow } from "../../store/jobs";
+import { claimNextJob, conversationThread, finishJob, jobTurn, jobWaitingOn, nextRetryAt, renewLeases, requeueAbandoned, waitingJobs, type JobOutcome, type JobRow } from "../../store/jobs";
 import { said } from "../../agent/turn-types";
 
 /** How long the worker waits before it looks at the queue again after the store failed. */
@@ -28,6 +28,11 @@ export interface WorkerDeps {
   /** Runs a job may have when each fails for a transient reason (HTTP_JOB_MAX_ATTEMPTS). */
   maxAttempts: number;
   retryDelaysMs?: number[];
+  /**
+   * How long a running job stays this process's without renewal (HTTP_JOB_LEASE_S). The worker
+   * renews its jobs' leases, and looks for jobs another process left running (it died) as often.
+   */
+  leaseMs: number;
   /** A job ended (completed or failed): its callback, its log line, its long polls. */
   ended?: (jobId: string) => void;
   /** A job's turn stopped at a gate a person resolves: its `waiting` callback. */
@@ -38,12 +43,18 @@ export interface WorkerDeps {
  * Runs queued jobs through the agent. A job's lane is its conversation: lanes run side by
  * side, up to `concurrency` jobs at once, and a lane's jobs one at a time in the order they
  * were accepted. A job's end is written in the same transaction as its turn, so a job
- * completes exactly once: one that was running when the process died has left nothing
- * behind and runs again. One that failed for a transient reason (the LLM away) is queued
- * again with a delay, its turn undone, until it has run `maxAttempts` times.
+ * completes exactly once: one that was running when its process died (at start, here; or
+ * in another replica, once its lease has run out) is queued again and goes on with its
+ * stored turn. One that failed for a transient reason (the LLM away) is queued again with a
+ * delay, until it has run `maxAttempts` times.
  */
 export class JobWorker {
   readonly #running = new Set<Promise<void>>();
+  /** The jobs running here, by id: their leases are renewed. */
+  readonly #held = new Set<string>();
+  /** Turns that decide an approval on a thread no job here waits on: a job of another replica's may. */
+  readonly #decisions = new Set<string>();
+  #leases: ReturnType<typeof setInterval> | undefined;
   /** The lanes of the jobs running here: a job queued in one of them cannot start before that job ends. */
   readonly #busyLanes = new Set<string>();
   #filling: Promise<void> | undefined;
@@ -59,18 +70,43 @@ export class JobWorker {
     this.#delays = deps.retryDelaysMs ?? JOB_RETRY_DELAYS_MS;
     // a waiting job goes on with the turn a person's decision runs on its thread
     deps.agent.bus.subscribe((turn, e) => {
-      if (e.type !== "turn.completed" || !e.result) return;
+      if (e.type === "turn.started" && e.request.input.kind === "approval" && !this.#waiting.has(turn.threadId)) this.#decisions.add(turn.id);
+      if (e.type !== "turn.completed") return;
+      const decided = this.#decisions.delete(turn.id);
+      if (!e.result) return;
+      const result = e.result;
       const jobId = this.#waiting.get(turn.threadId);
-      if (!jobId || e.result.id === undefined) return;
-      void this.#resolved(jobId, turn.threadId, e.result).catch((err) => this.#storeFailed(err));
+      if (jobId) void this.#resolved(jobId, turn.threadId, result).catch((err) => this.#storeFailed(err));
+      else if (decided) {
+        void jobWaitingOn(deps.db, turn.threadId)
+          .then((id) => (id ? this.#resolved(id, turn.threadId, result) : undefined))
+          .catch((err) => this.#storeFailed(err));
+      }
     });
   }
 
   async start(): Promise<void> {
-    const again = await requeueInterrupted(this.deps.db);
-    if (again) this.deps.log.warn(`jobs: ${again} interrupted job(s) queued again`, { jobs: again });
+    await this.#requeueAbandoned();
     for (const w of await waitingJobs(this.deps.db)) this.#waiting.set(w.threadId, w.id);
+    this.#leases = setInterval(() => void this.#keepLeases(), Math.max(500, this.deps.leaseMs / 3));
+    this.#leases.unref?.();
     this.kick();
+  }
+
+  /** Renews the leases of the jobs running here; takes back to the queue the jobs of processes that are gone, and runs them. */
+  async #keepLeases(): Promise<void> {
+    try {
+      await renewLeases(this.deps.db, [...this.#held], this.deps.leaseMs);
+      if (!this.#filling && (await this.#requeueAbandoned())) this.kick();
+    } catch (e) {
+      this.deps.log.warn("jobs: the leases could not be renewed", { error: (e as Error).message });
+    }
+  }
+
+  async #requeueAbandoned(): Promise<number> {
+    const again = await requeueAbandoned(this.deps.db, [...this.#held]);
+    if (again) this.deps.log.warn(`jobs: ${again} interrupted job(s) queued again`, { jobs: again });
+    return again;
   }
 
   /**
@@ -97,6 +133,7 @@ export class JobWorker {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#leases);
     await this.#filling;
     await Promise.allSettled([...this.#running]);
   }
@@ -108,13 +145,15 @@ export class JobWorker {
   /** Starts jobs until every slot is taken or none may run now; then waits for the next retry that falls due. */
   async #fill(): Promise<void> {
     while (!this.#stopping && this.#running.size < this.deps.concurrency) {
-      const job = await claimNextJob(this.deps.db);
+      const job = await claimNextJob(this.deps.db, this.deps.leaseMs);
       if (!job) return this.#wakeForRetry();
       this.#busyLanes.add(job.lane);
+      this.#held.add(job.id);
       const run: Promise<void> = this.#run(job)
         .catch((e) => this.#storeFailed(e))
         .finally(() => {
           this.#busyLanes.delete(job.lane);
+          this.#held.delete(job.id);
           this.#running.delete(run);
           this.kick();
         });
@@ -147,14 +186,14 @@ export class JobWorker {
       const refused = e instanceof InvalidRequest ? refusal(e) : undefined;
       if (!refused) {
         // not the job's fault (the store is down): back to the queue, to run again later
-        await finishJob(db, job.id, { status: "queued", threadId: job.threadId, error: null, nextAttemptAt: null }).catch(() => {});
+        await finishJob(db, job.id, { status: "queued", threadId: job.threadId, error: null, nextAttemptAt: null }, job).catch(() => {});
         throw e;
       }
       // the turn could not start (the message cannot fit the context window): the job fails
       outcome = { status: "failed", threadId: job.threadId, responseId: null, response: null, error: refused };
     }
-    await finishJob(db, job.id, outcome);
-    this.#after(job.id, outcome);
+    // taken over by another replica meanwhile (this one stalled past its lease): theirs now
+    if (await finishJob(db, job.id, outcome, job)) this.#after(job.id, outcome);
   }
 
   /** What follows where a job went: a waiting one is watched for its approval; an ended one has its callback and long polls. */
@@ -224,7 +263,7 @@ export class JobWorker {
   async #resolved(jobId: string, threadId: string, r: TurnResult): Promise<void> {
     this.#waiting.delete(threadId);
     const outcome = jobEnd(r);
-    await finishJob(this.deps.db, jobId, outcome);
+    if (!(await finishJob(this.deps.db, jobId, outcome, { status: "waiting" }))) return;
     this.#after(jobId, outcome);
     // its lane is free again
     this.kick();

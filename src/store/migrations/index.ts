@@ -17,6 +17,7 @@ import m13 from "./0013_automations.sql" with { type: "text" };
 import m14 from "./0014_usage.sql" with { type: "text" };
 import m15 from "./0015_durable_jobs.sql" with { type: "text" };
 import m16 from "./0016_branches.sql" with { type: "text" };
+import m17 from "./0017_lease_and_rate_events.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -36,4 +37,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0014_usage", sql: m14 },
   { tag: "0015_durable_jobs", sql: m15 },
   { tag: "0016_branches", sql: m16 },
+  { tag: "0017_lease_and_rate_events", sql: m17 },
 ];

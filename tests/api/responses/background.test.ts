@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { getGate, loadItems, loadResponseItems } from "../../../src/store/conversations";
-import { responses } from "../../../src/store/schema";
+import { responses } from "../../support/tables";
 import { startTestService, type TestService } from "../../support/harness";
 import { sseReader } from "../../support/responses-stream";
 import { until } from "../../support/until";

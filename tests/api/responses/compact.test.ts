@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { items } from "../../../src/store/schema";
+import { items } from "../../support/tables";
 import { startTestService, type TestService } from "../../support/harness";
 
 let t: TestService;

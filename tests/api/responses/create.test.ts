@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { count } from "drizzle-orm";
 import { loadItems } from "../../../src/store/conversations";
-import { items, responses, threads } from "../../../src/store/schema";
+import { items, responses, threads } from "../../support/tables";
 import { startTestService, type TestService } from "../../support/harness";
 
 const RESP_ID = /^resp_[0-9a-f]{64}$/;

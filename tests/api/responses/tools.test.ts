@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import { eq } from "drizzle-orm";
 import { threadOfResponse } from "../../../src/conversation/ids";
 import { getGate, getThread, loadItems } from "../../../src/store/conversations";
-import { responses, threads } from "../../../src/store/schema";
+import { responses, threads } from "../../support/tables";
 import { defineTool, type ToolContext } from "../../../src/tools/tool";
 import { startTestService, type TestService } from "../../support/harness";
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
-import { jobs } from "../../../src/store/schema";
+import { jobs } from "../../support/tables";
 import { startTestService, type TestService } from "../../support/harness";
 import { accept, finished, hook, jobCount, receiver, SECRET, standardHeaders, webhookEnv, whsec } from "./support";
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { JOB_RETRY_DELAYS_MS } from "../../../src/channels/webhook/worker";
 import { transientFailure } from "../../../src/llm/transient";
-import { items } from "../../../src/store/schema";
+import { items } from "../../support/tables";
 import { startTestService, type TestService } from "../../support/harness";
 import { accept, finished, hook, messageOf, receiver, jobUntil, webhookEnv } from "./support";
 

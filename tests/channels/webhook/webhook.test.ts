@@ -11,7 +11,7 @@ import { createLogger } from "../../../src/log";
 import { startService } from "../../../src/server";
 import { eq } from "drizzle-orm";
 import { getJob, listJobs } from "../../../src/store/jobs";
-import { threads } from "../../../src/store/schema";
+import { threads } from "../../support/tables";
 import { OWNER_ID } from "../../../src/store/users";
 import { startTestService, type TestService } from "../../support/harness";
 import { finished, jobUntil } from "./support";
