@@ -4,7 +4,7 @@ import type { ExternalTool } from "../conversation/items";
 import type { Db } from "./db";
 import type { Orm } from "./engine";
 import { notCompaction } from "./compactions";
-import type { gates, responses, threads } from "./schema";
+import type { responses, threads } from "./schema";
 import { gateData, storedGate, type Gate, type GateData, type GateKind } from "../conversation/gates";
 
 export type ThreadRow = typeof threads.$inferSelect;
