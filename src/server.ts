@@ -13,6 +13,7 @@ import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, t
 import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError, StartupError, TurnError } from "./errors";
 import { openAiLlm } from "./llm/openai";
+import { bunFetchLimit, StreamSlots } from "./llm/stream-slots";
 import { ContextWindow } from "./llm/window";
 import { openDatabase, storeUnavailable, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
@@ -24,6 +25,7 @@ import { recordEgress } from "./store/egress";
 import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
+import { watchLoopPauses } from "./observability/loop-pauses";
 import { startWebhookListener } from "./channels/webhook/listener";
 import { callbackAllowList, createJobQueue, type JobQueue } from "./channels/webhook/queue";
 import { webhookConfigProblem } from "./channels/webhook/settings";
@@ -98,7 +100,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       config.auth.sso.oidc?.clientSecret,
     ],
   });
-  const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
+  const streams = new StreamSlots(streamLimit(config.llm.maxConcurrent, log), log);
+  const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel, slots: streams });
   const memory = new MemoryService({ db: database.db, llm, log });
   const tools = new ToolRegistry();
   const callbackHosts = callbackAllowList(config, log);
@@ -173,12 +176,15 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
   queue = jobs;
   scheduler = ticks;
   const auth = new Authenticator(database.db, token.token);
+  const loopPauses = watchLoopPauses();
   const services: Services = {
     memory,
     config,
     home: opts.paths.home,
     db: database.db,
     llm,
+    llmStreams: streams,
+    loopPauses,
     tools,
     agent,
     auth,
@@ -215,10 +221,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 
   const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log });
   memory.start();
-  const steward = startMemorySteward();
+  const steward = startMemorySteward({ busy: () => streams.counts().active > 0 });
   const app = createApp(services);
   await settledWithin(windowRead, WINDOW_START_WAIT_MS);
-  const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), memory.stop(), database.close());
+  const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), loopPauses.stop(), memory.stop(), database.close());
   const server = config.gateway.enabled
     ? await listening(closeAll, "the gateway", config.gateway, "--port or GATEWAY_PORT", () =>
         Bun.serve({
@@ -277,12 +283,29 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         void webhook?.server.stop(true);
         contextWindow.close();
         steward.stop();
+        loopPauses.stop();
         memory.stop();
         database.close();
       })();
       return stopping;
     },
   };
+}
+
+/** Requests of Bun's `fetch` kept for everything but LLM streams: tools, callbacks, MCP, embeddings. */
+const FETCH_RESERVE = 32;
+
+/**
+ * `llm.maxConcurrent`, unless Bun's `fetch` allows fewer requests at once (a process started
+ * without `serve`'s relaunch, src/cli/relaunch.ts): then streams past it would queue inside
+ * Bun unseen, so they wait in the service's own queue instead, where they are counted.
+ */
+function streamLimit(configured: number, log: Logger): number {
+  const fetchLimit = bunFetchLimit();
+  if (configured + FETCH_RESERVE <= fetchLimit) return configured;
+  const limit = Math.max(1, fetchLimit - FETCH_RESERVE);
+  log.info(`at most ${limit} LLM streams at once: Bun's fetch runs ${fetchLimit} requests at once (BUN_CONFIG_MAX_HTTP_REQUESTS), below llm.maxConcurrent ${configured}`);
+  return limit;
 }
 
 /** How long the gateway waits for the LLM server to say its context window before it listens. */

@@ -5,6 +5,7 @@ import type { SsoService } from "./auth/sso/service";
 import type { RateLimiter } from "./auth/rate-limit";
 import type { Config } from "./config/schema";
 import type { Llm } from "./llm/types";
+import type { StreamSlots } from "./llm/stream-slots";
 import type { Logger } from "./log";
 import type { MemoryService } from "./memory/service";
 import type { Db } from "./store/db";
@@ -24,6 +25,10 @@ export interface Services {
   home: string;
   db: Db;
   llm: Llm;
+  /** How many LLM streams run and wait (GET /api/status). */
+  llmStreams: StreamSlots;
+  /** The longest recent hold-ups of the event loop (GET /api/status). */
+  loopPauses: { maxMs(): number };
   /** Workspace memory: documents, search and the identity files. */
   memory: MemoryService;
   tools: ToolRegistry;

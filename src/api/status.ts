@@ -14,13 +14,14 @@ export function statusRoutes(s: Services) {
         version: s.version,
         uptime_s: Math.floor((Date.now() - s.startedAt) / 1000),
         build: s.build,
-        llm: { configured: s.llm.configured, model: s.llm.model ?? null, context_window: s.contextWindow.reading },
+        llm: { configured: s.llm.configured, model: s.llm.model ?? null, context_window: s.contextWindow.reading, streams: s.llmStreams.counts() },
         channels: s.channels,
         revision: s.config.responses.revision,
         mcp: {
           servers: (s.mcp?.status() ?? []).map((m) => (principal.role === "member" ? { ...m, error: m.error ? "unavailable" : null } : m)),
         },
         memory: { search: s.memory.mode, embedding_model: s.memory.embeddingModel ?? null },
+        event_loop: { max_pause_ms_5s: s.loopPauses.maxMs() },
       }),
     );
 }
