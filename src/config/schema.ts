@@ -50,7 +50,7 @@ export const ConfigSchema = Type.Object({
         maximum: 60_000,
         env: "LLM_MAX_CONCURRENT",
         description:
-          "model requests streaming at once; past it a turn's step waits for one to end (logged once per wait, counted in `GET /api/status` under `llm.streams`)",
+          "model requests streaming at once (turns' steps and summaries; not the `/v1/chat/completions` proxy); past it a step waits for one to end (logged once per wait, counted in `GET /api/status` under `llm.streams`)",
       }),
       fallbacks: Type.Array(
         Type.Object({

@@ -410,9 +410,11 @@ if (import.meta.main) {
   const answer = flag("--answer");
   // --slow TEXT=MS: a request whose last message contains TEXT is answered after MS (a model at work)
   const [slowText, slowMs] = (flag("--slow") ?? "").split("=");
-  if (answer !== undefined || slowText) {
+  // --chunk-delay MS: streamed answers send a chunk every MS (a model at work: 50 is 20 tokens a second)
+  const chunkDelayMs = Number(flag("--chunk-delay") ?? 0);
+  if (answer !== undefined || slowText || chunkDelayMs) {
     llm.respondWith((body) => {
-      const step = answer !== undefined ? { text: answer } : echoStep(body);
+      const step = { ...(answer !== undefined ? { text: answer } : echoStep(body)), ...(chunkDelayMs ? { chunkDelayMs } : {}) };
       const last = JSON.stringify(body?.messages?.at(-1)?.content ?? "");
       return slowText && last.includes(slowText) ? { ...step, delayMs: Number(slowMs) } : step;
     });
