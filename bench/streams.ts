@@ -92,7 +92,10 @@ async function main() {
   // the service's pause figure covers 5 s: let the warm-up's quiet-time collection fall out of it
   await Bun.sleep(Math.max(0, 7_000 - (performance.now() - settled)));
 
-  const status = async () => ((await (await fetch(`${base}/api/status`, { headers })).json()) as { event_loop: { max_pause_ms_5s: number } }).event_loop.max_pause_ms_5s;
+  type Pauses = { max_pause_ms_5s: number; max_held_ms_5s: number };
+  const status = async () => ((await (await fetch(`${base}/api/status`, { headers })).json()) as { event_loop: Pauses }).event_loop;
+  // idle for 5 s: what the sampler sees of the machine itself (other processes taking the CPU)
+  const idlePause = await status();
   const rssBefore = rssMb(svc.pid);
   let rssPeak = rssBefore;
   const sampler = setInterval(() => void (rssPeak = Math.max(rssPeak, rssMb(svc.pid))), 10);
@@ -112,19 +115,24 @@ async function main() {
   const rssRest = rssMb(svc.pid);
 
   const ms = (x: number) => `${Math.round(x)} ms`;
+  const pause = (p: Pauses) => `${ms(p.max_held_ms_5s)} (${ms(p.max_pause_ms_5s)})`;
   const mb = (x: number) => `${Math.round(x)} MB`;
   console.log(`
 ${N} streamed turns at once, the scripted LLM streaming ${TOKENS} tokens at 20 a second (all ${N} done in ${(wall / 1000).toFixed(1)} s):
+
+Event-loop pauses: the part the service's own thread spent working, then in brackets the
+timer's whole lateness (which includes waiting for a CPU that other processes held).
 
 | figure | service | the scripted LLM's own, same run | target |
 |---|---|---|---|
 | first text delta, p50 | ${ms(pct(svcFirst, 50))} | ${ms(pct(llmFirst, 50))} | |
 | first text delta, p99 | ${ms(pct(svcFirst, 99))} | ${ms(pct(llmFirst, 99))} | ≤ 250 ms |
-| longest event-loop pause, ${N} streams running (5 s after the burst) | ${ms(streamingPause)} | | ≤ 20 ms |
-| longest event-loop pause, the burst of ${N} posts included | ${ms(burstPause)} | | |
+| longest event-loop pause, ${N} streams running (5 s after the burst) | ${pause(streamingPause)} | | ≤ 20 ms |
+| longest event-loop pause, the burst of ${N} posts included | ${pause(burstPause)} | | |
+| longest event-loop pause, the 5 s before, the service idle (the machine's own noise) | ${pause(idlePause)} | | |
 | RSS at the peak (before the burst) | ${mb(rssPeak)} (${mb(rssBefore)}) | | < 300 MB |
 | service CPU time per turn (${TOKENS} deltas) | ${(cpu / N).toFixed(2)} ms | | |
-| after them: longest pause of the quiet seconds (one full collection); RSS at rest | ${ms(quietPause)}; ${mb(rssRest)} | | |`);
+| after them: longest pause of the quiet seconds (one full collection); RSS at rest | ${pause(quietPause)}; ${mb(rssRest)} | | |`);
 
   svc.kill("SIGTERM");
   await svc.exited;

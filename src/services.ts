@@ -17,6 +17,7 @@ import type { BuildInfo } from "./version";
 import type { Routines } from "./routines/service";
 import type { Budgets } from "./usage/budgets";
 import type { Metrics } from "./observability/metrics";
+import type { LoopPauses } from "./observability/loop-pauses";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -28,7 +29,7 @@ export interface Services {
   /** How many LLM streams run and wait (GET /api/status). */
   llmStreams: StreamSlots;
   /** The longest recent hold-ups of the event loop (GET /api/status). */
-  loopPauses: { maxMs(): number };
+  loopPauses: { max(): LoopPauses };
   /** Workspace memory: documents, search and the identity files. */
   memory: MemoryService;
   tools: ToolRegistry;

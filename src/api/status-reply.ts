@@ -25,7 +25,11 @@ export const StatusReply = Type.Object({
   /** A server's last error may quote its stderr: a member sees "unavailable" there. */
   mcp: Type.Object({ servers: Type.Array(McpServerStatus) }),
   memory: Type.Object({ search: Type.String(), embedding_model: Type.Union([Type.String(), Type.Null()]) }),
-  /** The longest the event loop was held up in the last 5 seconds (a timer's lateness, sampled every 10 ms). */
-  event_loop: Type.Object({ max_pause_ms_5s: Type.Number() }),
+  /**
+   * The longest the event loop was held up in the last 5 seconds (a timer's lateness, sampled
+   * every 10 ms), and the part of it the service's own thread spent working (the rest was the
+   * machine running other processes).
+   */
+  event_loop: Type.Object({ max_pause_ms_5s: Type.Number(), max_held_ms_5s: Type.Number() }),
 });
 export type StatusReply = Static<typeof StatusReply>;

@@ -1,7 +1,10 @@
 import { Elysia } from "elysia";
 import { requireAuth } from "../http/auth";
 import type { Services } from "../services";
+import type { LoopPauses } from "../observability/loop-pauses";
 import type { StatusReply } from "./status-reply";
+
+const loopPausesReply = (p: LoopPauses) => ({ max_pause_ms_5s: p.pauseMs, max_held_ms_5s: p.heldMs });
 
 export function statusRoutes(s: Services) {
   return new Elysia({ name: "status" })
@@ -21,7 +24,7 @@ export function statusRoutes(s: Services) {
           servers: (s.mcp?.status() ?? []).map((m) => (principal.role === "member" ? { ...m, error: m.error ? "unavailable" : null } : m)),
         },
         memory: { search: s.memory.mode, embedding_model: s.memory.embeddingModel ?? null },
-        event_loop: { max_pause_ms_5s: s.loopPauses.maxMs() },
+        event_loop: loopPausesReply(s.loopPauses.max()),
       }),
     );
 }

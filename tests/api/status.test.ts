@@ -27,7 +27,7 @@ describe("status and routing", () => {
       revision: "B",
       mcp: { servers: [] },
       memory: { search: "full-text", embedding_model: null },
-      event_loop: { max_pause_ms_5s: expect.any(Number) },
+      event_loop: { max_pause_ms_5s: expect.any(Number), max_held_ms_5s: expect.any(Number) },
     });
     expect(Number.isInteger(body.uptime_s)).toBe(true);
     expect(body.uptime_s).toBeGreaterThanOrEqual(0);
