@@ -6,47 +6,44 @@ export interface Collector {
   concurrent(): void;
   /** Gives the freed heap and cold JIT code back to the system (`Bun.shrink`). */
   shrink(): void;
-  /** The JavaScript heap in use now, garbage included, in MB. */
-  heapMb(): number;
 }
 
 const bunCollector: Collector = {
   full: () => Bun.gc(true),
   concurrent: () => Bun.gc(false),
   shrink: () => Bun.shrink?.(),
-  heapMb: () => process.memoryUsage().heapUsed / 1_048_576,
 };
 
 /**
- * While busy, a full collection is run only on a heap up to this size: marking costs the
- * thread about 0.4 ms a MB of live heap here, so it holds the event loop 20 ms at most.
- * Ordinary load (turns that end in milliseconds) stays below it; hundreds of open streams
- * do not.
+ * From this many open LLM streams on, a collection while busy is a concurrent one: a full one
+ * would hold the event loop (and every stream) for tens of ms once a second, marking the
+ * streams' objects and finalizing their native ones.
  */
-const FULL_WHILE_BUSY_MAX_MB = 48;
+const MANY_STREAMS = 64;
 
 /**
  * Keeps resident memory flat under load. JavaScriptCore collects lazily and the allocators
  * keep freed pages, so a busy service grows well past what it uses. Once a second, if the
- * service worked since the last tick or still works (`busy`: LLM streams open), it asks for
- * a collection (which also has mimalloc return fragmented memory): a full one while the heap
- * is small enough for it to be quick, else a concurrent one, which does not hold up the turns
- * in flight (a full one held them 50–130 ms once a second with 1,000 streams open). On the
- * first quiet tick after work it runs a full collection and asks JavaScriptCore to shrink its
- * heap and drop cold JIT code (about 10 MB after a burst); nothing waits on the event loop
- * then. It costs nothing while the service stays idle.
+ * service worked since the last tick or still works (LLM streams open), it asks for a
+ * collection (which also has mimalloc return fragmented memory): a full one under ordinary
+ * load, where it is quick; a concurrent one, which does not hold up the turns in flight,
+ * while many streams are open (a full one held them 50–130 ms once a second with 1,000
+ * streams). On the first quiet tick after work it runs a full collection and asks
+ * JavaScriptCore to shrink its heap and drop cold JIT code (about 10 MB after a burst);
+ * nothing waits on the event loop then. It costs nothing while the service stays idle.
  */
-export function startMemorySteward(opts: { busy?: () => boolean; intervalMs?: number; collector?: Collector } = {}): { touch(): void; stop(): void } {
+export function startMemorySteward(opts: { openStreams?: () => number; intervalMs?: number; collector?: Collector } = {}): { touch(): void; stop(): void } {
   const collector = opts.collector ?? bunCollector;
   let touched = false;
   // false at first: what starting up left behind goes back too
   let settled = false;
   const timer = setInterval(() => {
-    const working = touched || (opts.busy?.() ?? false);
+    const streams = opts.openStreams?.() ?? 0;
+    const working = touched || streams > 0;
     touched = false;
     if (working) {
       settled = false;
-      if (collector.heapMb() <= FULL_WHILE_BUSY_MAX_MB) collector.full();
+      if (streams < MANY_STREAMS) collector.full();
       else collector.concurrent();
       return;
     }

@@ -221,7 +221,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 
   const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log });
   memory.start();
-  const steward = startMemorySteward({ busy: () => streams.counts().active > 0 });
+  const steward = startMemorySteward({ openStreams: () => streams.counts().active });
   const app = createApp(services);
   await settledWithin(windowRead, WINDOW_START_WAIT_MS);
   const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), loopPauses.stop(), memory.stop(), database.close());
