@@ -8,7 +8,7 @@ import { describeBuild } from "./version";
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   onboard: async () => (await import("./cli/onboard")).onboard,
   serve: async () => {
-    (await import("./cli/lean-jit")).relaunchWithLeanJit();
+    (await import("./cli/relaunch")).relaunchWithRuntimeOptions();
     return (await import("./cli/serve")).serve;
   },
   chat: async () => (await import("./cli/chat")).chat,

@@ -12,6 +12,7 @@ import { configuredInstanceToken, databaseUrl, ensureWritableHome, loadConfig, t
 import { responsesTurnTimeoutMs, type Config, type ConfigLayer } from "./config/schema";
 import { ConfigError, StartupError, TurnError } from "./errors";
 import { openAiLlm } from "./llm/openai";
+import { bunFetchLimit, StreamSlots } from "./llm/stream-slots";
 import { ContextWindow } from "./llm/window";
 import { cannotOpen, openDatabase, storeUnavailable, type Database } from "./store/db";
 import { ensureOwner } from "./store/users";
@@ -23,6 +24,7 @@ import { recordEgress } from "./store/egress";
 import { McpManager } from "./mcp/manager";
 import { ExtensionManager } from "./extensions/manager";
 import { startMemorySteward } from "./memory-steward";
+import { watchLoopPauses } from "./observability/loop-pauses";
 import { startWebhookListener } from "./channels/webhook/listener";
 import { callbackAllowList, createJobQueue, type JobQueue } from "./channels/webhook/queue";
 import { webhookConfigProblem } from "./channels/webhook/settings";
@@ -97,7 +99,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       config.auth.sso.oidc?.clientSecret,
     ],
   });
-  const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel });
+  const streams = new StreamSlots(streamLimit(config.llm.maxConcurrent, log), log);
+  const llm = openAiLlm({ ...config.llm, embeddingModel: config.memory.embeddingModel, slots: streams });
   const { broadcast } = database;
   // identity documents are read once per user: a write in another replica makes this one read them again
   const memory = new MemoryService({ db: database.db, locks: database.locks("memory"), written: (id) => broadcast.publish(MEMORY_WRITTEN, id), llm, log: log.child({ component: "memory" }) });
@@ -192,12 +195,15 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
     budgets.forget(id);
   };
   broadcast.subscribe(USER_CHANGED, (id) => typeof id === "string" && forgetUser(id));
+  const loopPauses = watchLoopPauses();
   const services: Services = {
     memory,
     config,
     home: opts.paths.home,
     db: database.db,
     llm,
+    llmStreams: streams,
+    loopPauses,
     tools,
     agent,
     auth,
@@ -233,10 +239,10 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 
   const tracing = await startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName, version: VERSION, bus: agent.bus, log: log.child({ component: "tracing" }) });
   memory.start();
-  const steward = startMemorySteward();
+  const steward = startMemorySteward({ openStreams: () => streams.counts().active });
   const app = createApp(services);
   await settledWithin(windowRead, WINDOW_START_WAIT_MS);
-  const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), memory.stop(), database.close());
+  const closeAll = () => (void tracing?.shutdown(), contextWindow.close(), steward.stop(), loopPauses.stop(), memory.stop(), database.close());
   const server = config.gateway.enabled
     ? await listening(closeAll, "the gateway", config.gateway, "--port or GATEWAY_PORT", () =>
         Bun.serve({
@@ -295,6 +301,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
         void webhook?.server.stop(true);
         contextWindow.close();
         steward.stop();
+        loopPauses.stop();
         memory.stop();
         await database.close();
       })();
@@ -307,6 +314,21 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
 const ROUTINE_CHANGED = "routine.changed";
 const USER_CHANGED = "user.changed";
 const MEMORY_WRITTEN = "memory.written";
+/** Requests of Bun's `fetch` kept for everything but LLM streams: tools, callbacks, MCP, embeddings. */
+const FETCH_RESERVE = 32;
+
+/**
+ * `llm.maxConcurrent`, unless Bun's `fetch` allows fewer requests at once (a process started
+ * without `serve`'s relaunch, src/cli/relaunch.ts): then streams past it would queue inside
+ * Bun unseen, so they wait in the service's own queue instead, where they are counted.
+ */
+function streamLimit(configured: number, log: Logger): number {
+  const fetchLimit = bunFetchLimit();
+  if (configured + FETCH_RESERVE <= fetchLimit) return configured;
+  const limit = Math.max(1, fetchLimit - FETCH_RESERVE);
+  log.info(`at most ${limit} LLM streams at once: Bun's fetch runs ${fetchLimit} requests at once (BUN_CONFIG_MAX_HTTP_REQUESTS), below llm.maxConcurrent ${configured}`);
+  return limit;
+}
 
 /** How long the gateway waits for the LLM server to say its context window before it listens. */
 const WINDOW_START_WAIT_MS = 1_500;

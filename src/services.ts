@@ -4,6 +4,7 @@ import type { UserAdmin } from "./auth/users";
 import type { SsoService } from "./auth/sso/service";
 import type { Config } from "./config/schema";
 import type { Llm } from "./llm/types";
+import type { StreamSlots } from "./llm/stream-slots";
 import type { Logger } from "./log";
 import type { MemoryService } from "./memory/service";
 import type { Broadcast } from "./store/broadcast";
@@ -16,6 +17,7 @@ import type { BuildInfo } from "./version";
 import type { Routines } from "./routines/service";
 import type { Budgets } from "./usage/budgets";
 import type { Metrics } from "./observability/metrics";
+import type { LoopPauses } from "./observability/loop-pauses";
 
 /** What the HTTP features are given; they never reach further than this. */
 export interface Services {
@@ -24,6 +26,10 @@ export interface Services {
   home: string;
   db: Db;
   llm: Llm;
+  /** How many LLM streams run and wait (GET /api/status). */
+  llmStreams: StreamSlots;
+  /** The longest recent hold-ups of the event loop (GET /api/status). */
+  loopPauses: { max(): LoopPauses };
   /** Workspace memory: documents, search and the identity files. */
   memory: MemoryService;
   tools: ToolRegistry;

@@ -17,11 +17,19 @@ export const StatusReply = Type.Object({
       source: Type.Union([Type.Literal("config"), Type.Literal("server"), Type.Literal("default")]),
       from: Type.String(),
     }),
+    /** Model requests streaming now, and steps waiting for one of them to end (`llm.maxConcurrent`). */
+    streams: Type.Object({ limit: Type.Integer(), active: Type.Integer(), waiting: Type.Integer() }),
   }),
   channels: Type.Object({ gateway: Type.Boolean(), webhook: Type.Boolean(), tui: Type.Boolean() }),
   revision: Type.Union([Type.Literal("A"), Type.Literal("B")]),
   /** A server's last error may quote its stderr: a member sees "unavailable" there. */
   mcp: Type.Object({ servers: Type.Array(McpServerStatus) }),
   memory: Type.Object({ search: Type.String(), embedding_model: Type.Union([Type.String(), Type.Null()]) }),
+  /**
+   * The longest the event loop was held up in the last 5 seconds (a timer's lateness, sampled
+   * every 10 ms), and the part of it the service's own thread spent working (the rest was the
+   * machine running other processes).
+   */
+  event_loop: Type.Object({ max_pause_ms_5s: Type.Number(), max_held_ms_5s: Type.Number() }),
 });
 export type StatusReply = Static<typeof StatusReply>;

@@ -110,6 +110,7 @@ export function envLayer(env: Env): ConfigLayer {
       apiKey: str(env.LLM_API_KEY) ?? str(env.OPENAI_API_KEY),
       model: str(env.LLM_MODEL),
       maxRetries: int(env.LLM_MAX_RETRIES, "LLM_MAX_RETRIES"),
+      maxConcurrent: int(env.LLM_MAX_CONCURRENT, "LLM_MAX_CONCURRENT"),
       contextWindow: int(env.LLM_CONTEXT_WINDOW, "LLM_CONTEXT_WINDOW"),
       maxOutputTokens: int(env.LLM_MAX_OUTPUT_TOKENS, "LLM_MAX_OUTPUT_TOKENS"),
       compactionModel: str(env.LLM_COMPACTION_MODEL),

@@ -46,6 +46,13 @@ export const ConfigSchema = Type.Object({
         env: "LLM_MAX_RETRIES",
         description: "retries of a request that failed before any output (connection error, 408, 409, 429, 5xx), with backoff",
       }),
+      maxConcurrent: Type.Integer({
+        minimum: 1,
+        maximum: 60_000,
+        env: "LLM_MAX_CONCURRENT",
+        description:
+          "model requests streaming at once (turns' steps and summaries; not the `/v1/chat/completions` proxy); past it a step waits for one to end (logged once per wait, counted in `GET /api/status` under `llm.streams`)",
+      }),
       fallbacks: Type.Array(
         Type.Object({
           baseUrl: Type.Optional(Type.String({ minLength: 1 })),
@@ -355,7 +362,7 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>;
 
 export const DEFAULTS: Config = {
-  llm: { maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} },
+  llm: { maxRetries: 3, maxConcurrent: 1024, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} },
   budgets: {},
   metrics: { enabled: false },
   telemetry: { serviceName: "service" },

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import { TurnError } from "../errors";
 import { describeFailure, providerMessage, retryable, retryDelay, sleep } from "./retry";
 import { step, StreamBroken } from "./step";
+import type { StreamSlots } from "./stream-slots";
 import { UpstreamHttpError, type Llm, type LlmEvent, type LlmRequest } from "./types";
 
 export interface Endpoint {
@@ -17,6 +18,8 @@ export interface OpenAiLlmOptions extends Endpoint {
   maxRetries?: number;
   /** Tried in order once the primary's retries are spent. */
   fallbacks?: Endpoint[];
+  /** How many streams run at once (`llm.maxConcurrent`); without it, no limit of the client's own. */
+  slots?: StreamSlots;
 }
 
 export const LLM_NOT_CONFIGURED =
@@ -63,6 +66,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
       const model = n === 0 && req.model ? req.model : endpoint.model!;
       for (let attempt = 0; ; attempt++) {
         let started = false;
+        const slot = await opts.slots?.acquire(req.signal);
         try {
           for await (const ev of step(client, model, req)) {
             started = true;
@@ -83,7 +87,10 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
             failures.push(`${n ? "then the fallback at" : "the language model at"} ${endpointName(endpoint)} ${describeFailure(cause)}${tries > 1 ? ` (${tries} tries)` : ""}`);
             break;
           }
+          slot?.release(); // not held through the wait before a retry
           await sleep(wait, req.signal);
+        } finally {
+          slot?.release();
         }
       }
     }

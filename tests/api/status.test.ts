@@ -22,11 +22,12 @@ describe("status and routing", () => {
       uptime_s: expect.any(Number),
       build: { version: pkg.version, commit: expect.stringMatching(/^[0-9a-f]{12}(-dirty)?$|^unknown$/), date: null },
       // the scripted LLM publishes no window: the default, and that is where it came from
-      llm: { configured: true, model: "scripted-model", context_window: { tokens: 32768, source: "default", from: "default" } },
+      llm: { configured: true, model: "scripted-model", context_window: { tokens: 32768, source: "default", from: "default" }, streams: { limit: expect.any(Number), active: 0, waiting: 0 } },
       channels: { gateway: true, webhook: false, tui: false },
       revision: "B",
       mcp: { servers: [] },
       memory: { search: "full-text", embedding_model: null },
+      event_loop: { max_pause_ms_5s: expect.any(Number), max_held_ms_5s: expect.any(Number) },
     });
     expect(Number.isInteger(body.uptime_s)).toBe(true);
     expect(body.uptime_s).toBeGreaterThanOrEqual(0);
@@ -148,7 +149,7 @@ describe("status with no LLM configured, revision A", () => {
   test("llm.configured is false, model null, revision A", async () => {
     const body = (await (await t.api("/api/status")).json()) as any;
     expect(body.status).toBe("ok");
-    expect(body.llm).toEqual({ configured: false, model: null, context_window: { tokens: 32768, source: "default", from: "default" } });
+    expect(body.llm).toEqual({ configured: false, model: null, context_window: { tokens: 32768, source: "default", from: "default" }, streams: { limit: expect.any(Number), active: 0, waiting: 0 } });
     expect(body.revision).toBe("A");
   });
 

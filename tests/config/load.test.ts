@@ -85,7 +85,7 @@ describe("layering", () => {
     expect(config.gateway).toEqual({ enabled: true, host: "127.0.0.1", port: 3000 });
     expect(config.http).toEqual({ enabled: false, host: "0.0.0.0", port: 8080, callbackAllowHosts: [], jobConcurrency: 4, jobMaxAttempts: 3, jobLeaseS: 30, sources: {} });
     // no window: it is read from the LLM server at start (src/llm/window.ts), else 32768
-    expect(config.llm).toEqual({ maxRetries: 3, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} });
+    expect(config.llm).toEqual({ maxRetries: 3, maxConcurrent: 1024, fallbacks: [], maxOutputTokens: 4096, memoryFlush: true, prices: {} });
     expect("contextWindow" in config.llm).toBe(false);
     expect(config.agent).toEqual({ maxSteps: 16, turnTimeoutS: 600, shutdownGraceMs: 5_000 });
     expect(config.mcp).toEqual({ startWaitMs: 10_000 });
@@ -157,6 +157,7 @@ describe("layering", () => {
       WEB_FETCH_ALLOW_HOSTS: "wiki.lan, nas.lan",
       TOOLS_EGRESS_ALLOW: "*.example.com, mcp:home",
       LLM_MAX_RETRIES: "5",
+      LLM_MAX_CONCURRENT: "64",
       LLM_CONTEXT_WINDOW: "8192",
       LLM_MAX_OUTPUT_TOKENS: "1024",
       LLM_COMPACTION_MODEL: "small",
@@ -182,6 +183,7 @@ describe("layering", () => {
         apiKey: "k",
         model: "m",
         maxRetries: 5,
+        maxConcurrent: 64,
         fallbacks: [],
         contextWindow: 8192,
         maxOutputTokens: 1024,

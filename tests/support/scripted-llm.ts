@@ -3,7 +3,8 @@
 
 export type ToolCallSpec = { name: string; arguments: unknown; id?: string };
 export type Step =
-  | { text: string; chunks?: number; usage?: Usage; delayMs?: number; chunkDelayMs?: number }
+  /** `holdUntil`: the stream stops after its first text chunk until the promise settles (a model mid-answer, held open). */
+  | { text: string; chunks?: number; usage?: Usage; delayMs?: number; chunkDelayMs?: number; holdUntil?: Promise<unknown> }
   | { toolCalls: ToolCallSpec[]; text?: string; delayMs?: number; chunkDelayMs?: number }
   | { error: { status: number; message?: string; code?: string; type?: string; headers?: Record<string, string>; body?: string }; delayMs?: number }
   | { dropAfterChunks: number; text: string }
@@ -182,6 +183,22 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
     });
   }
 
+  /** Resolves when `hold` settles (true), or early (false) when the signal aborts or the server closes. */
+  function heldUntil(hold: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const finish = (ok: boolean) => {
+        signal.removeEventListener("abort", onAbort);
+        pending.delete(onAbort);
+        resolve(ok);
+      };
+      const onAbort = () => finish(false);
+      signal.addEventListener("abort", onAbort);
+      pending.add(onAbort);
+      hold.then(() => finish(!signal.aborted), () => finish(!signal.aborted));
+    });
+  }
+
   async function nextStep(body: any, rec: RecordedRequest): Promise<Step> {
     // a model with a context window refuses a longer prompt before anything else, as OpenAI does
     if (opts.contextWindow !== undefined && countTokens(body) > opts.contextWindow) {
@@ -268,7 +285,8 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
 
     const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
     const chunkDelay = "chunkDelayMs" in step ? step.chunkDelayMs : 0;
-    if (!chunkDelay) {
+    const hold = "holdUntil" in step ? step.holdUntil : undefined;
+    if (!chunkDelay && !hold) {
       chunks.add(textFrames);
       return new Response(frames.join(""), { headers });
     }
@@ -277,6 +295,7 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
       new ReadableStream({
         async pull(controller) {
           if (i > 0 && !(await sleep(chunkDelay, signal))) return controller.close();
+          if (hold && i === firstText + 1 && !(await heldUntil(hold, signal))) return controller.close();
           controller.enqueue(encoder.encode(frames[i++]));
           if (i - 1 >= firstText && i - 1 < firstText + textFrames) chunks.add(1);
           if (i >= frames.length) controller.close();
@@ -391,9 +410,11 @@ if (import.meta.main) {
   const answer = flag("--answer");
   // --slow TEXT=MS: a request whose last message contains TEXT is answered after MS (a model at work)
   const [slowText, slowMs] = (flag("--slow") ?? "").split("=");
-  if (answer !== undefined || slowText) {
+  // --chunk-delay MS: streamed answers send a chunk every MS (a model at work: 50 is 20 tokens a second)
+  const chunkDelayMs = Number(flag("--chunk-delay") ?? 0);
+  if (answer !== undefined || slowText || chunkDelayMs) {
     llm.respondWith((body) => {
-      const step = answer !== undefined ? { text: answer } : echoStep(body);
+      const step = { ...(answer !== undefined ? { text: answer } : echoStep(body)), ...(chunkDelayMs ? { chunkDelayMs } : {}) };
       const last = JSON.stringify(body?.messages?.at(-1)?.content ?? "");
       return slowText && last.includes(slowText) ? { ...step, delayMs: Number(slowMs) } : step;
     });

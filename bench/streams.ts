@@ -1,0 +1,143 @@
+// `bun run bench` (part): many streamed turns at once. The compiled binary and the scripted
+// LLM run as their own processes on loopback; the LLM streams 20 tokens a second (a chunk
+// every 50 ms), 200 tokens an answer. First the LLM alone: N streamed completions posted at
+// once, timed to their first content chunk. Then the service: N streamed turns posted at
+// once, timed to their first `response.output_text.delta`, while its RSS is sampled every
+// 10 ms. The longest event-loop pause comes from `/api/status` (the service's timer-drift
+// sampler, src/observability/loop-pauses.ts, over its last 5 s): read once all first deltas
+// are in (the burst of N posts) and 5.2 s later (the N streams running, the burst out of the
+// window). The service's CPU time is read from /proc.
+import { spawn, type Subprocess } from "bun";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { firstMatch, pct, serveEnv } from "./support";
+
+// this process opens N streams at once: Bun's fetch allows 256 unless told at start
+if (process.env.BUN_CONFIG_MAX_HTTP_REQUESTS === undefined) {
+  process.execve?.(process.execPath, [process.execPath, ...process.argv.slice(1)], { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" });
+}
+
+const root = resolve(import.meta.dir, "..");
+const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
+const N = Number(process.env.BENCH_STREAMS ?? 1000);
+const TOKENS = 200; // words in the answer: ten seconds of streaming at 20 tokens a second
+const answer = Array.from({ length: TOKENS }, (_, i) => `word${i}`).join(" ");
+
+const tmp = mkdtempSync(join(tmpdir(), "service-bench-streams-"));
+const children: Subprocess[] = [];
+process.on("exit", () => {
+  for (const c of children) c.kill();
+});
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+/** user + system CPU time of a process, in ms (clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/**
+ * Posts N requests at once; resolves once each has shown `marker` in its body, with each
+ * one's time to it (ms) and the promise of the bodies' ends (`keep`: read them to the end,
+ * else cancel them there).
+ */
+async function burst(n: number, url: string, init: () => RequestInit, marker: string, keep: boolean): Promise<{ first: number[]; ended: Promise<unknown> }> {
+  const ends: Promise<unknown>[] = [];
+  const one = async () => {
+    const t = performance.now();
+    const res = await fetch(url, init());
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`no ${marker} in the stream: ${seen.slice(0, 300)}`);
+      seen += decoder.decode(value, { stream: true });
+      if (seen.includes(marker)) break;
+    }
+    const at = performance.now() - t;
+    ends.push(keep ? (async () => { while (!(await reader.read()).done); })() : reader.cancel());
+    return at;
+  };
+  const first = await Promise.all(Array.from({ length: n }, one));
+  return { first, ended: Promise.all(ends) };
+}
+
+async function main() {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
+  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", answer, "--chunk-delay", "50"], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  children.push(llmProc);
+  const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
+
+  const svc = spawn([BIN, "serve"], { env: serveEnv(tmp, TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0" }), stdout: "pipe", stderr: "inherit" });
+  children.push(svc);
+  const base = (await firstMatch(svc, /listening on (http:\/\/\S+)/))[1]!;
+  const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+  const turn = () => ({ method: "POST", headers, body: JSON.stringify({ model: "bench", input: "Say hello.", stream: true }) });
+  const completion = () => ({
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer bench" },
+    body: JSON.stringify({ model: "scripted-model", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "Say hello." }] }),
+  });
+
+  // warm both up, then the LLM alone under the same burst
+  await (await burst(20, `${base}/api/v1/responses`, turn, "response.output_text.delta", true)).ended;
+  const settled = performance.now();
+  const { first: llmFirst } = await burst(N, `${llmUrl}/chat/completions`, completion, '"content":"word0', false);
+  // the service's pause figure covers 5 s: let the warm-up's quiet-time collection fall out of it
+  await Bun.sleep(Math.max(0, 7_000 - (performance.now() - settled)));
+
+  type Pauses = { max_pause_ms_5s: number; max_held_ms_5s: number };
+  const status = async () => ((await (await fetch(`${base}/api/status`, { headers })).json()) as { event_loop: Pauses }).event_loop;
+  // idle for 5 s: what the sampler sees of the machine itself (other processes taking the CPU)
+  const idlePause = await status();
+  const rssBefore = rssMb(svc.pid);
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => void (rssPeak = Math.max(rssPeak, rssMb(svc.pid))), 10);
+  const cpuBefore = cpuMs(svc.pid);
+  const t0 = performance.now();
+  const { first: svcFirst, ended } = await burst(N, `${base}/api/v1/responses`, turn, "response.output_text.delta", true);
+  const burstPause = await status();
+  await Bun.sleep(5_200);
+  const streamingPause = await status();
+  await ended;
+  const wall = performance.now() - t0;
+  const cpu = cpuMs(svc.pid) - cpuBefore;
+  clearInterval(sampler);
+  // the first quiet second collects fully: the pause it costs, with nothing in flight (the streams out of the window)
+  await Bun.sleep(5_500);
+  const quietPause = await status();
+  const rssRest = rssMb(svc.pid);
+
+  const ms = (x: number) => `${Math.round(x)} ms`;
+  const pause = (p: Pauses) => `${ms(p.max_held_ms_5s)} (${ms(p.max_pause_ms_5s)})`;
+  const mb = (x: number) => `${Math.round(x)} MB`;
+  console.log(`
+${N} streamed turns at once, the scripted LLM streaming ${TOKENS} tokens at 20 a second (all ${N} done in ${(wall / 1000).toFixed(1)} s):
+
+Event-loop pauses: the part the service's own thread spent working, then in brackets the
+timer's whole lateness (which includes waiting for a CPU that other processes held).
+
+| figure | service | the scripted LLM's own, same run | target |
+|---|---|---|---|
+| first text delta, p50 | ${ms(pct(svcFirst, 50))} | ${ms(pct(llmFirst, 50))} | |
+| first text delta, p99 | ${ms(pct(svcFirst, 99))} | ${ms(pct(llmFirst, 99))} | ≤ 250 ms |
+| longest event-loop pause, ${N} streams running (5 s after the burst) | ${pause(streamingPause)} | | ≤ 20 ms |
+| longest event-loop pause, the burst of ${N} posts included | ${pause(burstPause)} | | |
+| longest event-loop pause, the 5 s before, the service idle (the machine's own noise) | ${pause(idlePause)} | | |
+| RSS at the peak (before the burst) | ${mb(rssPeak)} (${mb(rssBefore)}) | | < 300 MB |
+| service CPU time per turn (${TOKENS} deltas) | ${(cpu / N).toFixed(2)} ms | | |
+| after them: longest pause of the quiet seconds (one full collection); RSS at rest | ${pause(quietPause)}; ${mb(rssRest)} | | |`);
+
+  svc.kill("SIGTERM");
+  await svc.exited;
+  llmProc.kill("SIGTERM");
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+await main();

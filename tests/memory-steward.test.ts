@@ -1,0 +1,53 @@
+// The memory steward never holds the event loop with a full collection while many LLM
+// streams are open: then it asks for a concurrent one, and the full collection and the
+// shrink wait for the first quiet tick. Under ordinary load (a request came, a few streams)
+// it collects fully, which is quick there and keeps RSS down.
+import { expect, test } from "bun:test";
+import { startMemorySteward, type Collector } from "../src/memory-steward";
+
+function recorder() {
+  const calls: string[] = [];
+  const waiters: { check: () => boolean; done: () => void }[] = [];
+  const note = (name: string) => () => {
+    calls.push(name);
+    for (const w of [...waiters]) if (w.check()) (waiters.splice(waiters.indexOf(w), 1), w.done());
+  };
+  const collector: Collector = { full: note("full"), concurrent: note("concurrent"), shrink: note("shrink") };
+  const until = (check: () => boolean) => (check() ? Promise.resolve() : new Promise<void>((done) => waiters.push({ check, done })));
+  return { calls, collector, until };
+}
+
+test("many streams open: concurrent collections only; the first quiet tick collects fully and shrinks", async () => {
+  const { calls, collector, until } = recorder();
+  let open = 400;
+  const steward = startMemorySteward({ openStreams: () => open, intervalMs: 2, collector });
+  try {
+    await until(() => calls.length >= 5);
+    expect(calls.slice(0, 5)).toEqual(["concurrent", "concurrent", "concurrent", "concurrent", "concurrent"]);
+    open = 0;
+    await until(() => calls.includes("shrink"));
+    expect(calls.slice(calls.indexOf("full"))).toEqual(["full", "shrink"]);
+    expect(calls.filter((c) => c === "full")).toHaveLength(1);
+  } finally {
+    steward.stop();
+  }
+});
+
+test("ordinary load (a request since the last tick, a few streams): a full collection, then the quiet tick's", async () => {
+  const { calls, collector, until } = recorder();
+  let open = 0;
+  const steward = startMemorySteward({ openStreams: () => open, intervalMs: 2, collector });
+  try {
+    await until(() => calls.includes("shrink")); // what starting up left behind
+    let before = calls.length;
+    steward.touch();
+    await until(() => calls.filter((c) => c === "shrink").length === 2);
+    expect(calls.slice(before)).toEqual(["full", "full", "shrink"]);
+    before = calls.length;
+    open = 8;
+    await until(() => calls.length >= before + 2);
+    expect(calls.slice(before, before + 2)).toEqual(["full", "full"]);
+  } finally {
+    steward.stop();
+  }
+});

@@ -1,0 +1,35 @@
+// The event-loop pause sampler: a thread busy for 80 ms is a pause held by the service's own
+// work; a thread blocked for 80 ms without using the CPU (as when other processes hold it)
+// is a pause, but not one the service held.
+import { expect, test } from "bun:test";
+import { watchLoopPauses } from "../../src/observability/loop-pauses";
+
+/** Resolves after the sampler's timer has fired a few more times. */
+const ticks = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+test("work on the thread counts as held; a blocked, idle thread only as late", async () => {
+  const w = watchLoopPauses(5, 5);
+  try {
+    await ticks();
+    // busy for 80 ms of this thread's CPU time (JavaScript, or a full collection), however long other processes make it take
+    const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
+    const start = cpu();
+    while (cpu() - start < 80);
+    await ticks();
+    const busy = w.max();
+    expect(busy.pauseMs).toBeGreaterThanOrEqual(70);
+    expect(busy.heldMs).toBeGreaterThanOrEqual(60);
+    w.stop();
+
+    const idle = watchLoopPauses(5, 5);
+    await ticks();
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 80); // blocked, using no CPU
+    await ticks();
+    const blocked = idle.max();
+    idle.stop();
+    expect(blocked.pauseMs).toBeGreaterThanOrEqual(70);
+    expect(blocked.heldMs).toBeLessThan(30);
+  } finally {
+    w.stop();
+  }
+});
