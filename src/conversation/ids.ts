@@ -5,12 +5,17 @@ const hex = (bytes: number) => {
   return s;
 };
 
-export const newUuid = () => crypto.randomUUID();
+/**
+ * A new id: a UUID version 7, whose first digits are the time it was made. Rows keyed by
+ * them are appended at the end of each index instead of at a random place in it: a turn's
+ * commit changes a few pages, not one per index at random (docs/performance.md).
+ */
+export const newUuid = () => Bun.randomUUIDv7();
 /** A thread or user id as the service writes them: a lower-case UUID (as a schema's `pattern`). */
 export const UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
 const UUID = new RegExp(UUID_PATTERN);
 export const isUuid = (s: string) => UUID.test(s);
-export const itemId = () => `item_${hex(16)}`;
+export const itemId = () => `item_${uuidHex(newUuid())}`;
 export const callId = () => `call_${hex(16)}`;
 
 const uuidHex = (uuid: string) => uuid.replaceAll("-", "");
