@@ -123,6 +123,8 @@ export class Agent {
   readonly #running = new RunningTurns();
   /** What the provider's token counts taught us, for every thread. */
   readonly #calibrations = new Calibrations();
+  /** One function for every turn: the context keeps what it redacted per redactor. */
+  readonly #redact = (text: string) => this.deps.safety.redact(text);
   readonly #threads = new ThreadCache();
   /** What the context of a turn logs (a memory flush that failed). */
   readonly #contextLog: Logger;
@@ -321,7 +323,7 @@ export class Agent {
         calibrations: this.#calibrations,
         noteTool: deps.tools.specs().find((t) => t.name === "memory_write"),
         notes: deps.notes,
-        redact: (text) => deps.safety.redact(text),
+        redact: this.#redact,
         // a turn that stores nothing (store: false) leaves its thread as it was
         store: req.store === false ? async () => {} : (id, item, seq) => storeCompaction(deps.db, id, item, seq),
         log: this.#contextLog,
@@ -572,7 +574,7 @@ const durable = (req: TurnRequest) => acknowledgedEarly(req) || (req.input.kind 
 /** The thread and response rows of a turn with this outcome. */
 function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcome: Pick<TurnResult, "status" | "error" | "usage" | "tools">): Pick<TurnRecord, "thread" | "response"> {
   return {
-    thread: { id: turn.threadId, userId: req.userId, isNew: prepared.isNew, tools: outcome.tools.length ? outcome.tools : null, title: titleOf(req), channel: req.channel },
+    thread: { id: turn.threadId, userId: req.userId, isNew: prepared.isNew, tools: outcome.tools.length ? outcome.tools : null, title: prepared.isNew ? titleOf(req) : undefined, channel: req.channel },
     response: {
       id: turn.id,
       status: outcome.status,

@@ -16,7 +16,11 @@ const TOOL_OVERHEAD = 8;
 /** An image part, whatever its size: OpenAI's price of a high-detail 512 px tile set. */
 const IMAGE_TOKENS = 765;
 
+/** Any character outside ASCII: most text has none, and is then measured by its length alone. */
+const NON_ASCII = /[^\x00-\x7f]/;
+
 export function rawTextTokens(text: string): number {
+  if (!NON_ASCII.test(text)) return Math.ceil(text.length / ASCII_CHARS_PER_TOKEN);
   let ascii = 0;
   let other = 0;
   for (let i = 0; i < text.length; i++) {
@@ -67,18 +71,23 @@ export function rawItemTokens(item: ConversationItem): number {
 }
 
 /**
- * A tool's parameters are one object for as long as it is registered (a re-registered MCP
- * tool brings a new one): measured once.
+ * A tool's spec is one object for as long as the tool is registered (the registry keeps its
+ * list; a re-registered MCP tool brings a new one), and its parameters too: each measured once.
  */
+const measuredSpecs = new WeakMap<ToolSpec, number>();
 const measuredParameters = new WeakMap<object, number>();
 
-export function rawToolTokens(tools: ToolSpec[]): number {
+export function rawToolTokens(tools: readonly ToolSpec[]): number {
   let n = 0;
   for (const t of tools) {
-    let params = measuredParameters.get(t.parameters);
-    if (params === undefined) measuredParameters.set(t.parameters, (params = rawTextTokens(JSON.stringify(t.parameters))));
-    // the name and description as JSON strings, with the keys around them
-    n += TOOL_OVERHEAD + params + rawTextTokens(t.name) + rawTextTokens(t.description) + 12;
+    let spec = measuredSpecs.get(t);
+    if (spec === undefined) {
+      let params = measuredParameters.get(t.parameters);
+      if (params === undefined) measuredParameters.set(t.parameters, (params = rawTextTokens(JSON.stringify(t.parameters))));
+      // the name and description as JSON strings, with the keys around them
+      measuredSpecs.set(t, (spec = TOOL_OVERHEAD + params + rawTextTokens(t.name) + rawTextTokens(t.description) + 12));
+    }
+    n += spec;
   }
   return n;
 }

@@ -291,14 +291,31 @@ export class ThreadContext {
 
   #messages(view: Sized[], tools: ToolSpec[]): ChatMessage[] {
     // nothing that looks like a credential reaches the model, whoever wrote it
-    const messages = [{ role: "system" as const, content: this.#system() }, ...toChatMessages(view.map((s) => s.item))].map((m) =>
-      redactMessage(m, this.deps.redact),
-    );
+    const system = { role: "system" as const, content: redactedSystem(this.#system(), this.deps.redact) };
+    const messages = [system, ...toChatMessages(view.map((s) => s.item)).map((m) => redactMessage(m, this.deps.redact))];
     const fixed = rawMessageTokens(messages[0]!) + rawToolTokens(tools);
     this.#lastRaw = view.reduce((n, s) => n + rawItemTokens(s.item), fixed);
     this.#lastFixed = this.#cal().scale(fixed);
     return messages;
   }
+}
+
+/**
+ * System prompts redacted lately, per redactor: a user's prompt is the same turn after turn
+ * (identity files change seldom), and redacting it is most of what a short step's messages cost.
+ */
+const redactedSystems = new WeakMap<(text: string) => string, Map<string, string>>();
+const REDACTED_SYSTEMS_KEPT = 64;
+
+function redactedSystem(text: string, redact: (text: string) => string): string {
+  let seen = redactedSystems.get(redact);
+  if (!seen) redactedSystems.set(redact, (seen = new Map()));
+  let out = seen.get(text);
+  if (out === undefined) {
+    if (seen.size >= REDACTED_SYSTEMS_KEPT) seen.clear();
+    seen.set(text, (out = redact(text)));
+  }
+  return out;
 }
 
 function add(to: Usage, u: Usage): void {

@@ -1,22 +1,28 @@
-const hex = (bytes: number) => {
-  const b = crypto.getRandomValues(new Uint8Array(bytes));
+const hexOf = (b: Uint8Array) => {
   let s = "";
   for (const x of b) s += x.toString(16).padStart(2, "0");
   return s;
 };
 
 /**
- * A new id: a UUID version 7, whose first digits are the time it was made. Rows keyed by
- * them are appended at the end of each index instead of at a random place in it: a turn's
- * commit changes a few pages, not one per index at random (docs/performance.md).
+ * A new id: a UUID version 7 (RFC 9562), whose first digits are the time it was made. Rows
+ * keyed by them are appended at the end of each index instead of at a random place in it: a
+ * turn's commit changes a few pages, not one per index at random (docs/performance.md).
  */
-export const newUuid = () => Bun.randomUUIDv7();
+export function newUuid(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  let ms = Date.now();
+  for (let i = 5; i >= 0; i--, ms = Math.floor(ms / 256)) b[i] = ms % 256;
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  return hexUuid(hexOf(b));
+}
 /** A thread or user id as the service writes them: a lower-case UUID (as a schema's `pattern`). */
 export const UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
 const UUID = new RegExp(UUID_PATTERN);
 export const isUuid = (s: string) => UUID.test(s);
 export const itemId = () => `item_${uuidHex(newUuid())}`;
-export const callId = () => `call_${hex(16)}`;
+export const callId = () => `call_${hexOf(crypto.getRandomValues(new Uint8Array(16)))}`;
 
 const uuidHex = (uuid: string) => uuid.replaceAll("-", "");
 const hexUuid = (h: string) => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;

@@ -7,9 +7,14 @@ import { Lexer, type Token } from "marked";
  */
 export function threadTitle(text: string | undefined): string | undefined {
   const source = text?.replace(/<(instructions|user-context)>[\s\S]*?<\/\1>/g, "");
-  const words = source === undefined ? undefined : plainText(Lexer.lex(source)).replace(/\s+/g, " ").trim();
+  const words = source === undefined ? undefined : (PLAIN.test(source) && !LIST_MARK.test(source) ? source : plainText(Lexer.lex(source))).replace(/\s+/g, " ").trim();
   return words ? words.slice(0, 80) : undefined;
 }
+
+/** One line of words and punctuation Markdown does nothing with: its own title, not lexed. */
+const PLAIN = /^[\p{L}\p{N} ,.;:?'"()/]*$/u;
+/** ... unless it starts like an ordered list item ("1. Buy milk"). */
+const LIST_MARK = /^ *\d+[.)]/;
 
 const BLOCKS = new Set(["paragraph", "heading", "code", "blockquote", "list", "list_item", "table", "space", "hr"]);
 

@@ -198,8 +198,10 @@ export async function commitTurn(db: Db, t: TurnRecord): Promise<void> {
   const { gates, responses } = db.t;
   const now = t.response.createdAt;
   const response = responseRow(t);
+  // a thread this turn made has no gate yet to replace
+  const fresh = t.thread.isNew && !t.acknowledged;
   const gateWrites = (q: Orm) => [
-    q.delete(gates).where(eq(gates.threadId, t.thread.id)),
+    ...(fresh ? [] : [q.delete(gates).where(eq(gates.threadId, t.thread.id))]),
     ...(t.gate
       ? [
           q.insert(gates).values({

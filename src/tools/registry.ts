@@ -23,15 +23,19 @@ export const RESERVED_PREFIXES = ["mission_", "skill_", "memory_"] as const;
 export class ToolRegistry {
   readonly #tools = new Map<string, Tool>();
   readonly #reserved: string[] = [];
+  /** The specs as the model is offered them, made again when a tool comes or goes. */
+  #specs: readonly ToolSpec[] | undefined;
 
   register(tool: Tool): this {
     if (this.#tools.has(tool.name)) throw new Error(`tool ${tool.name} is registered twice`);
     this.#tools.set(tool.name, tool);
+    this.#specs = undefined;
     return this;
   }
 
   unregister(name: string): void {
     this.#tools.delete(name);
+    this.#specs = undefined;
   }
 
   get(name: string): Tool | undefined {
@@ -48,12 +52,14 @@ export class ToolRegistry {
     return this.#tools.has(name) || [...RESERVED_PREFIXES, ...this.#reserved].some((p) => name.startsWith(p));
   }
 
-  specs(): ToolSpec[] {
-    return [...this.#tools.values()].map((t) => ({
+  /** The same objects from one change of the registry to the next (their sizes are measured once: context/estimate.ts). */
+  specs(): readonly ToolSpec[] {
+    this.#specs ??= [...this.#tools.values()].map((t) => ({
       name: t.name,
       description: t.description,
       parameters: t.parameters as unknown as Record<string, unknown>,
     }));
+    return this.#specs;
   }
 
   /** The tool and its arguments, checked; or what is wrong with the call, as text for the model. */
