@@ -1,6 +1,7 @@
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 const hexOf = (b: Uint8Array) => {
   let s = "";
-  for (const x of b) s += x.toString(16).padStart(2, "0");
+  for (const x of b) s += HEX[x];
   return s;
 };
 
