@@ -9,6 +9,7 @@ import { localBroadcast } from "./broadcast";
 import { migrations } from "./migrations";
 import * as schema from "./schema";
 import { storeUnavailable } from "./errors";
+import { keepPreparedStatements } from "./libsql-statements";
 
 /** How long a statement waits for another connection's lock before it fails with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -24,6 +25,7 @@ export type LibsqlDatabase = Database & { client: Client };
 
 export async function openLibsql(url: string, authToken?: string, busyTimeoutMs = BUSY_TIMEOUT_MS): Promise<LibsqlDatabase> {
   const isFile = url.startsWith("file:") || url === ":memory:";
+  if (isFile) keepPreparedStatements();
   // `timeout` is the busy timeout of every connection the client opens, a replaced one too
   const opened = createClient({ url, authToken, concurrency: isFile ? 1 : undefined, timeout: isFile ? busyTimeoutMs : undefined });
   const tune = async (c: Client) => {
