@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "libsql";
 import { commitTurn, getGate, getResponse, getThread, loadItems, type TurnRecord } from "../../src/store/conversations";
 import { openLibsql, type LibsqlDatabase } from "../../src/store/libsql";
 import { migrations } from "../../src/store/migrations";
@@ -101,8 +102,10 @@ describe("file database settings", () => {
 
 describe("commitTurn is atomic", () => {
   let d: LibsqlDatabase;
+  let file: string;
   beforeAll(async () => {
-    d = await openLibsql(`file:${freshFile()}`);
+    file = freshFile();
+    d = await openLibsql(`file:${file}`);
   });
   afterAll(() => d.close());
 
@@ -166,5 +169,33 @@ describe("commitTurn is atomic", () => {
     expect((await loadItems(d.db, "th-ok")).map((i) => i.id)).toEqual(["item_a", "item_b", "item_c", "item_d"]);
     expect(await getGate(d.db, "th-ok")).toBeUndefined();
     expect((await getThread(d.db, "th-ok"))!.updatedAt).toBe(1_002);
+  });
+  test("turns committed together are written in one transaction, and one at fault fails alone", async () => {
+    // another connection's data_version counts the transactions this one commits
+    const watcher = new Database(file);
+    const commits = () => (watcher.prepare("PRAGMA data_version").get() as { data_version: number }).data_version;
+    try {
+      const before = commits();
+      await Promise.all([
+        commitTurn(d.db, turn("th-g1", "resp-g1", true, ["item_g1a", "item_g1b"])),
+        commitTurn(d.db, turn("th-g2", "resp-g2", true, ["item_g2a", "item_g2b"], 0, true)),
+        commitTurn(d.db, turn("th-g3", "resp-g3", true, ["item_g3a"])),
+      ]);
+      expect(commits() - before).toBe(1);
+      expect((await loadItems(d.db, "th-g2")).map((i) => i.id)).toEqual(["item_g2a", "item_g2b"]);
+      expect((await getGate(d.db, "th-g2"))?.callId).toBe("call_1");
+
+      const [good, clash, alsoGood] = await Promise.allSettled([
+        commitTurn(d.db, turn("th-g4", "resp-g4", true, ["item_g4a"])),
+        commitTurn(d.db, turn("th-g5", "resp-g5", true, ["item_g1a"])),
+        commitTurn(d.db, turn("th-g6", "resp-g6", true, ["item_g6a"])),
+      ]);
+      expect([good.status, clash.status, alsoGood.status]).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect((await loadItems(d.db, "th-g4")).map((i) => i.id)).toEqual(["item_g4a"]);
+      expect(await getThread(d.db, "th-g5")).toBeUndefined();
+      expect((await loadItems(d.db, "th-g6")).map((i) => i.id)).toEqual(["item_g6a"]);
+    } finally {
+      watcher.close();
+    }
   });
 });
