@@ -34,9 +34,18 @@ export class ToolOffer implements ToolFinder {
 
   constructor(private readonly o: OfferInput) {}
 
+  /** The registry's specs `#catalog` was last made from: a tool registered or gone meanwhile makes it again. */
+  #from: readonly ToolSpec[] | undefined;
+  #allowed: ToolSpec[] = [];
+
   /** The service's tools the user may call: every registered one but tool_search and those denied. */
   #catalog(): ToolSpec[] {
-    return this.o.registry.specs().filter((t) => t.name !== TOOL_SEARCH && this.o.policy(t.name) !== "deny");
+    const specs = this.o.registry.specs();
+    if (specs !== this.#from) {
+      this.#from = specs;
+      this.#allowed = specs.filter((t) => t.name !== TOOL_SEARCH && this.o.policy(t.name) !== "deny");
+    }
+    return this.#allowed;
   }
 
   get count(): number {

@@ -10,7 +10,10 @@ const hexOf = (b: Uint8Array) => {
  * keyed by them are appended at the end of each index instead of at a random place in it: a
  * turn's commit changes a few pages, not one per index at random (docs/performance.md).
  */
-export function newUuid(): string {
+export const newUuid: () => string = (globalThis as { Bun?: { randomUUIDv7(): string } }).Bun?.randomUUIDv7 ?? uuidV7;
+
+/** UUID version 7 where Bun's own is not there (a browser). */
+function uuidV7(): string {
   const b = crypto.getRandomValues(new Uint8Array(16));
   let ms = Date.now();
   for (let i = 5; i >= 0; i--, ms = Math.floor(ms / 256)) b[i] = ms % 256;
