@@ -41,12 +41,14 @@ export class ChatEventHub {
     private readonly broadcast?: Broadcast,
   ) {
     bus.subscribe((turn, event) => {
+      // a turn's start and end always (running turns, and other processes' histories, must know it runs); the rest where someone watches
+      const bounds = event.type === "turn.started" || event.type === "turn.completed";
+      const watched = this.#watchedElsewhere.size > 0 && (this.#watchedElsewhere.get(turn.userId) ?? 0) > Date.now();
+      if (!bounds && !watched && !this.#feeds.has(turn.userId)) return;
       const e = chatEvent(turn, event);
       if (!e) return;
       this.#heard(turn.userId, e);
-      // a turn's start and end always (other processes' histories must know it runs); the rest where someone watches
-      const watched = (this.#watchedElsewhere.get(turn.userId) ?? 0) > Date.now();
-      if (watched || e.type === "turn.started" || e.type === "turn.completed") broadcast?.publish(REMOTE, { userId: turn.userId, event: e } satisfies Remote);
+      if (watched || bounds) broadcast?.publish(REMOTE, { userId: turn.userId, event: e } satisfies Remote);
     });
     if (!broadcast) return;
     broadcast.subscribe(REMOTE, (m) => {
