@@ -10,6 +10,7 @@ import { migrations } from "./migrations";
 import * as schema from "./schema";
 import { storeUnavailable } from "./errors";
 import { keepPreparedStatements } from "./libsql-statements";
+import { AUTOCHECKPOINT_PAGES, quietCheckpoints, type Checkpoints } from "./libsql-checkpoints";
 
 /** How long a statement waits for another connection's lock before it fails with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -32,11 +33,13 @@ export async function openLibsql(url: string, authToken?: string, busyTimeoutMs 
     if (isFile) {
       await c.execute("PRAGMA journal_mode = WAL");
       await c.execute("PRAGMA synchronous = NORMAL");
+      await c.execute(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
     }
     await c.execute("PRAGMA foreign_keys = ON");
   };
   await tune(opened);
-  const client = url.startsWith("file:") ? renewedAfterFailure(opened, tune) : opened;
+  const checkpoints = url.startsWith("file:") ? quietCheckpoints(opened) : undefined;
+  const client = url.startsWith("file:") ? renewedAfterFailure(opened, tune, checkpoints) : opened;
   await migrate(client);
   const db: Db = Object.assign(drizzle(client, { schema }), { t: schema, engine: sqliteEngine });
   return {
@@ -48,7 +51,7 @@ export async function openLibsql(url: string, authToken?: string, busyTimeoutMs 
       return { take: async (key) => limiter.take(key) };
     },
     broadcast: localBroadcast,
-    close: async () => client.close(),
+    close: async () => (checkpoints?.stop(), client.close()),
   };
 }
 
@@ -60,7 +63,7 @@ export async function openLibsql(url: string, authToken?: string, busyTimeoutMs 
  * progress"; a lone write seems to succeed but stays in an open transaction). Operations run
  * one at a time, so none is handed the old connection before it is replaced.
  */
-function renewedAfterFailure(client: Client, tune: (c: Client) => Promise<void>): Client {
+function renewedAfterFailure(client: Client, tune: (c: Client) => Promise<void>, checkpoints?: Checkpoints): Client {
   let queue: Promise<unknown> = Promise.resolve();
   const serialised = <T>(op: () => Promise<T>): Promise<T> => {
     const run = queue.then(async () => {
@@ -80,6 +83,7 @@ function renewedAfterFailure(client: Client, tune: (c: Client) => Promise<void>)
   return new Proxy(client, {
     get(target, prop) {
       if (prop === "execute" || prop === "batch") {
+        checkpoints?.used();
         return (...args: unknown[]) => serialised(() => (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(target, args));
       }
       const value = Reflect.get(target, prop, target);
