@@ -1,4 +1,6 @@
 import type OpenAI from "openai";
+import type { Stream } from "openai/streaming";
+import { chatRequestBody } from "./request-body";
 import { contentParts, ThinkSplitter } from "./reasoning";
 import { ToolCallAssembler } from "./tool-calls";
 import type { LlmEvent, LlmRequest } from "./types";
@@ -33,22 +35,14 @@ interface Chunk {
  * thrown: the SDK itself ends an aborted stream quietly), or the stream broke.
  */
 export async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGenerator<LlmEvent> {
-  const { data: chunks, response } = await client.chat.completions
-    .create(
-      {
-        model,
-        messages: req.messages as OpenAI.ChatCompletionMessageParam[],
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
-        ...(req.options?.temperature !== undefined ? { temperature: req.options.temperature } : {}),
-        ...(req.options?.responseFormat ? { response_format: req.options.responseFormat as unknown as OpenAI.ResponseFormatJSONSchema } : {}),
-        ...(req.tools.length
-          ? { tools: req.tools.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-          : {}),
-      },
-      { signal: req.signal },
-    )
+  // the SDK's own `chat.completions.create`, with the body serialised here (request-body.ts)
+  const { data: chunks, response } = await client
+    .post<Stream<OpenAI.ChatCompletionChunk>>("/chat/completions", {
+      body: chatRequestBody(model, req),
+      headers: { "content-type": "application/json" },
+      stream: true,
+      signal: req.signal,
+    })
     .withResponse();
   const reader = new StepReader(model);
   try {

@@ -1,0 +1,32 @@
+import type { LlmRequest, ToolSpec } from "./types";
+
+/**
+ * A model step's chat completion request, as the JSON text the `openai` SDK would send. Each
+ * tool's definition is serialised once and kept (the registry keeps its specs: see
+ * tools/registry.ts): the definitions are most of a request, and serialising them anew was a
+ * twentieth of a turn's time (docs/performance.md).
+ */
+export function chatRequestBody(model: string, req: Pick<LlmRequest, "messages" | "tools" | "maxTokens" | "options">): string {
+  const head = JSON.stringify({
+    model,
+    messages: req.messages,
+    stream: true,
+    stream_options: { include_usage: true },
+    ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
+    ...(req.options?.temperature !== undefined ? { temperature: req.options.temperature } : {}),
+    ...(req.options?.responseFormat ? { response_format: req.options.responseFormat } : {}),
+  });
+  if (!req.tools.length) return head;
+  return `${head.slice(0, -1)},"tools":[${req.tools.map(toolJson).join(",")}]}`;
+}
+
+const serialised = new WeakMap<ToolSpec, string>();
+
+function toolJson(t: ToolSpec): string {
+  let json = serialised.get(t);
+  if (json === undefined) {
+    json = JSON.stringify({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } });
+    serialised.set(t, json);
+  }
+  return json;
+}
