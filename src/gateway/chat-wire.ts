@@ -220,6 +220,7 @@ export type Decision = ApprovalDecision;
 export const ThreadList = Type.Object({ threads: Type.Array(ThreadSummary) });
 /** GET /api/chat/approvals */
 export const ApprovalList = Type.Object({ approvals: Type.Array(PendingApproval) });
+export type ApprovalList = Static<typeof ApprovalList>;
 
 const TurnStatus = Type.String();
 const TurnFailure = Nullable(Type.Object({ code: Nullable(Type.String()), message: Type.String() }));

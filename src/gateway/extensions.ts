@@ -36,10 +36,10 @@ export function extensionRoutes(s: Services) {
         try {
           done = await extensionsOf(s).finishOAuth(state, code);
         } catch (e) {
-          s.log(`oauth callback: ${(e as Error).message}`);
+          s.log.warn("extension not connected: the OAuth callback failed", { component: "extensions", error: (e as Error).message });
           return resultPage(400, "Not connected", (e as Error).message);
         }
-        s.log(`extension ${done.extension}: connected for user ${done.userId}`);
+        s.log.info("extension connected", { component: "extensions", extension: done.extension, user_id: done.userId });
         await resumeWaitingTurns(s, done.userId, done.extension);
         return resultPage(200, "Connected", `The extension ${done.extension} is connected. You can close this tab.`);
       })
@@ -85,6 +85,8 @@ async function resumeWaitingTurns(s: Services, userId: string, extension: string
         model: "default",
         surfacesGates: true,
       });
-    })().catch((e) => s.log(`extension ${extension}: could not resume thread ${gate.threadId}: ${(e as Error).message}`));
+    })().catch((e) =>
+      s.log.error("a turn waiting for an extension could not go on", { component: "extensions", extension, thread_id: gate.threadId, error: (e as Error).message }),
+    );
   }
 }
