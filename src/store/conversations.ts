@@ -230,7 +230,10 @@ class CommitQueue {
   #schedule(): void {
     if (this.#writing || this.#scheduled || !this.#waiting.length) return;
     this.#scheduled = true;
-    setImmediate(() => void this.#write());
+    // two turns of the event loop: in the first, what the turns wrote to their streams (the
+    // last text deltas) goes out to the sockets; a commit in it would hold those bytes back
+    // while SQLite works (it runs on this thread)
+    setImmediate(() => setImmediate(() => void this.#write()));
   }
 
   async #write(): Promise<void> {
