@@ -4,6 +4,7 @@ import type { ExternalTool } from "../conversation/items";
 import type { Db } from "./db";
 import type { Orm, StoreWrite } from "./engine";
 import { notCompaction } from "./compactions";
+import { insertRows } from "./insert-rows";
 import type { responses, threads } from "./schema";
 import { gateData, storedGate, type Gate, type GateData, type GateKind } from "../conversation/gates";
 
@@ -260,13 +261,13 @@ function writeTurns(db: Db, turns: TurnRecord[]): Promise<unknown> {
     const writes: StoreWrite[] = [];
     const fresh = (t: TurnRecord) => t.thread.isNew && !t.acknowledged;
     const newThreads = turns.filter(fresh).map(threadRow);
-    if (newThreads.length) writes.push(q.insert(threads).values(newThreads));
+    if (newThreads.length) writes.push(insertRows(q, db.engine, threads, newThreads));
     for (const t of turns) if (!fresh(t)) writes.push(threadTouch(q, db.t, t));
     const newResponses = turns.filter((t) => !t.acknowledged).map(responseRow);
-    if (newResponses.length) writes.push(q.insert(responses).values(newResponses));
+    if (newResponses.length) writes.push(insertRows(q, db.engine, responses, newResponses));
     for (const t of turns) if (t.acknowledged) writes.push(q.update(responses).set(responseRow(t)).where(eq(responses.id, t.response.id)));
     const rows = turns.flatMap((t) => itemRows(t.thread.id, t.response.id, t.response.createdAt, t.items));
-    for (let i = 0; i < rows.length; i += ITEM_ROWS_PER_STATEMENT) writes.push(q.insert(items).values(rows.slice(i, i + ITEM_ROWS_PER_STATEMENT)));
+    for (let i = 0; i < rows.length; i += ITEM_ROWS_PER_STATEMENT) writes.push(insertRows(q, db.engine, items, rows.slice(i, i + ITEM_ROWS_PER_STATEMENT)));
     for (const t of turns) {
       // a thread this turn made has no gate yet to replace
       if (!fresh(t)) writes.push(q.delete(gates).where(eq(gates.threadId, t.thread.id)));
