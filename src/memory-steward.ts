@@ -1,17 +1,19 @@
+import { releaseEmbeddedPages } from "./embedded-pages";
+
 /** The collector's controls: `Bun.gc` and `Bun.shrink` in the service, recorders in tests. */
 export interface Collector {
   /** A full collection that holds the event loop until it is done (`Bun.gc(true)`: 50–170 ms with a heap of 100 MB). */
   full(): void;
   /** A collection that JavaScriptCore runs on its own thread, beside the event loop (`Bun.gc(false)`: about 1 ms on it). */
   concurrent(): void;
-  /** Gives the freed heap and cold JIT code back to the system (`Bun.shrink`). */
+  /** Gives the freed heap, cold JIT code and the binary's pages read already back to the system (`Bun.shrink`, src/embedded-pages.ts). */
   shrink(): void;
 }
 
 const bunCollector: Collector = {
   full: () => Bun.gc(true),
   concurrent: () => Bun.gc(false),
-  shrink: () => Bun.shrink?.(),
+  shrink: () => (Bun.shrink?.(), releaseEmbeddedPages()),
 };
 
 /**
@@ -29,7 +31,8 @@ const MANY_STREAMS = 64;
  * load, where it is quick; a concurrent one, which does not hold up the turns in flight,
  * while many streams are open (a full one held them 50–130 ms once a second with 1,000
  * streams). On the first quiet tick after work it runs a full collection and asks
- * JavaScriptCore to shrink its heap and drop cold JIT code (about 10 MB after a burst);
+ * JavaScriptCore to shrink its heap and drop cold JIT code (about 10 MB after a burst), and
+ * hands back the binary's own pages read since (about 17 MB after start: src/embedded-pages.ts);
  * nothing waits on the event loop then. It costs nothing while the service stays idle.
  */
 export function startMemorySteward(opts: { openStreams?: () => number; intervalMs?: number; collector?: Collector } = {}): { touch(): void; stop(): void } {

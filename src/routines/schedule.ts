@@ -1,8 +1,14 @@
 // When a routine runs. Cron expressions and one-off times are parsed and evaluated by croner
 // (time zones and daylight saving included) and put into words by cronstrue; `every` is
 // arithmetic from the routine's anchor.
-import { Cron } from "croner";
+import type { Cron, CronOptions } from "croner";
 import cronstrue from "cronstrue";
+
+/** A paused croner job (it only computes times), croner loaded with the first schedule: most homes have none. */
+function pausedCron(pattern: string, options: CronOptions): Cron {
+  const { Cron } = require("croner") as typeof import("croner");
+  return new Cron(pattern, { ...options, paused: true });
+}
 
 /** A schedule that cannot be used, with the reason in words (a 400 of the routines API). */
 export class ScheduleError extends Error {}
@@ -93,7 +99,7 @@ function atSchedule(when: string, timezone: string): Schedule {
   const offset = /(Z|[+-]\d{2}:?\d{2})$/i.test(when);
   let time: number;
   try {
-    const date = new Cron(withSeconds, { timezone, paused: true }).getOnce();
+    const date = pausedCron(withSeconds, { timezone }).getOnce();
     if (!date || Number.isNaN(date.getTime())) throw new Error("no such time");
     time = date.getTime();
   } catch {
@@ -121,7 +127,7 @@ function cronSchedule(expression: string, timezone: string): Schedule {
   }
   let cron: Cron;
   try {
-    cron = new Cron(pattern, { timezone, paused: true, mode: "5-part" });
+    cron = pausedCron(pattern, { timezone, mode: "5-part" });
   } catch (e) {
     throw new ScheduleError(`"${expression}" is not a valid cron expression: ${(e as Error).message.replace(/^CronPattern: /, "")}`);
   }

@@ -3,7 +3,6 @@ import type { Engine, Orm } from "./engine";
 import type { Broadcast } from "./broadcast";
 import type * as schema from "./schema";
 import { libsqlSchemaState, openLibsql } from "./libsql";
-import { openPostgres, postgresSchemaState } from "./postgres";
 
 export { storeUnavailable, uniqueViolation } from "./errors";
 export type { StoreWrite } from "./engine";
@@ -65,7 +64,7 @@ export function cannotOpen(url: string, reason: string): string {
 
 /** How far the database's schema is, read without changing anything (`service doctor`): undefined when it has none yet. */
 export function schemaState(url: string, authToken?: string): Promise<{ applied: number; known: number; users: number } | undefined> {
-  return isPostgresUrl(url) ? postgresSchemaState(url) : libsqlSchemaState(url, authToken);
+  return isPostgresUrl(url) ? import("./postgres").then((pg) => pg.postgresSchemaState(url)) : libsqlSchemaState(url, authToken);
 }
 
 /**
@@ -74,5 +73,5 @@ export function schemaState(url: string, authToken?: string): Promise<{ applied:
  * `file:` by default).
  */
 export async function openDatabase(url: string, authToken?: string, busyTimeoutMs?: number): Promise<Database> {
-  return isPostgresUrl(url) ? openPostgres(url) : openLibsql(url, authToken, busyTimeoutMs);
+  return isPostgresUrl(url) ? (await import("./postgres")).openPostgres(url) : openLibsql(url, authToken, busyTimeoutMs);
 }

@@ -1,6 +1,5 @@
 // What a failed statement means, whichever database said it.
 import { LibsqlError } from "@libsql/client";
-import postgres from "postgres";
 
 /** SQLite's answers that say the database cannot be used now (locked, full, read-only, gone), not that a statement is wrong. */
 const SQLITE_UNAVAILABLE = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOMEM"]);
@@ -12,6 +11,9 @@ const SQLITE_UNAVAILABLE = new Set(["SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL
 const PG_UNAVAILABLE = /^(08|28|53|57P)|^(3D000|25006)$/;
 /** postgres.js's own codes for a connection it could not make or lost. */
 const CONNECTION_LOST = new Set(["CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EPIPE", "ETIMEDOUT"]);
+
+/** postgres.js's error for what the server answered, told by its name: postgres.js is loaded only for a PostgreSQL store. */
+const isPostgresError = (e: unknown): e is Error & { code: string } => e instanceof Error && e.name === "PostgresError" && typeof (e as { code?: unknown }).code === "string";
 
 /** The error itself and what it wraps (drizzle's query error quotes the statement and its values: only the causes are told). */
 function* causes(e: unknown): Generator<unknown> {
@@ -26,7 +28,7 @@ export function storeUnavailable(e: unknown): string | undefined {
   for (const cause of causes(e)) {
     if (cause instanceof LibsqlError) {
       if (SQLITE_UNAVAILABLE.has(cause.code) || cause.code === "CLIENT_CLOSED") return `${cause.message.replace(/^([A-Z_]+: )+/, "")} (${cause.code})`;
-    } else if (cause instanceof postgres.PostgresError) {
+    } else if (isPostgresError(cause)) {
       if (PG_UNAVAILABLE.test(cause.code)) return `${cause.message} (${cause.code})`;
     } else if (cause instanceof Error) {
       const code = (cause as Error & { code?: unknown }).code;
@@ -39,7 +41,7 @@ export function storeUnavailable(e: unknown): string | undefined {
 /** Whether `e` (or what it wraps) is a unique or primary key violation: the row is there already. */
 export function uniqueViolation(e: unknown): boolean {
   for (const cause of causes(e)) {
-    if (cause instanceof postgres.PostgresError) return cause.code === "23505";
+    if (isPostgresError(cause)) return cause.code === "23505";
     if (!(cause instanceof LibsqlError)) continue;
     const code = (cause as LibsqlError & { extendedCode?: string }).extendedCode ?? cause.code;
     return code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY" || (code === "SQLITE_CONSTRAINT" && /UNIQUE|PRIMARY KEY/.test(cause.message));

@@ -2,7 +2,7 @@
 // (GitHub, Gitea, Home Assistant, Uptime Kuma, ...). Each has its own secret and verification,
 // and Liquid templates (liquidjs) that turn its payload into the job's message, sender and
 // conversation.
-import { Liquid, type Template } from "liquidjs";
+import type { Liquid, Template } from "liquidjs";
 import type { WebhookSource } from "../../config/schema";
 import { MAX_JSON_DEPTH, nestedTooDeep } from "../../http/body";
 import type { Verification } from "./signatures";
@@ -17,7 +17,16 @@ export const DEFAULT_TEMPLATE = {
 /** Headers a template never sees: credentials. */
 const HIDDEN_HEADERS = new Set(["authorization", "cookie", "x-webhook-secret", "x-hub-signature", "x-hub-signature-256", "x-gitea-signature", "x-gogs-signature", "webhook-signature"]);
 
-const engine = new Liquid({ strictFilters: true, renderLimit: 1_000 });
+let liquid: Liquid | undefined;
+
+/** The template engine, loaded when the first source is compiled: most homes configure none. */
+function engine(): Liquid {
+  if (!liquid) {
+    const { Liquid } = require("liquidjs") as typeof import("liquidjs");
+    liquid = new Liquid({ strictFilters: true, renderLimit: 1_000 });
+  }
+  return liquid;
+}
 
 export interface Source {
   name: string;
@@ -46,7 +55,7 @@ export function compileSources(config: Record<string, WebhookSource>): Map<strin
     const parse = (field: keyof typeof DEFAULT_TEMPLATE): Template[] => {
       const text = s.template?.[field] ?? DEFAULT_TEMPLATE[field];
       try {
-        return engine.parse(text);
+        return engine().parse(text);
       } catch (e) {
         throw new Error(`http.sources.${name}.template.${field}: ${(e as Error).message}`);
       }
@@ -68,7 +77,7 @@ export function compileSources(config: Record<string, WebhookSource>): Map<strin
         };
         const render = (field: keyof typeof templates) => {
           try {
-            return engine.renderSync(templates[field], scope).trim();
+            return engine().renderSync(templates[field], scope).trim();
           } catch (e) {
             throw new BadDelivery(`the template of source ${name} failed on this delivery (${field}): ${(e as Error).message}`);
           }
