@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { TurnError } from "../errors";
 import { describeFailure, providerMessage, retryable, retryDelay, sleep } from "./retry";
-import { step, StreamBroken } from "./step";
+import { step, StreamBroken, type StepStream } from "./step";
 import type { StreamSlots } from "./stream-slots";
 import { UpstreamHttpError, type Llm, type LlmEvent, type LlmRequest } from "./types";
 
@@ -66,11 +66,15 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
       const model = n === 0 && req.model ? req.model : endpoint.model!;
       for (let attempt = 0; ; attempt++) {
         let started = false;
+        let events: StepStream | undefined;
         const slot = await opts.slots?.acquire(req.signal);
         try {
-          for await (const ev of step(client, model, req)) {
-            started = true;
-            yield ev;
+          events = await step(client, model, req);
+          for (let batch = await events.next(); batch; batch = await events.next()) {
+            for (const ev of batch) {
+              started = true;
+              yield ev;
+            }
           }
           return;
         } catch (e) {
@@ -90,6 +94,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
           slot?.release(); // not held through the wait before a retry
           await sleep(wait, req.signal);
         } finally {
+          events?.cancel();
           slot?.release();
         }
       }

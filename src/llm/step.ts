@@ -1,5 +1,5 @@
-import type OpenAI from "openai";
-import type { Stream } from "openai/streaming";
+import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
+import OpenAI from "openai";
 import { chatRequestBody } from "./request-body";
 import { contentParts, ThinkSplitter } from "./reasoning";
 import { ToolCallAssembler } from "./tool-calls";
@@ -30,42 +30,150 @@ interface Chunk {
 }
 
 /**
- * One streamed chat completion. It ends in one of three ways, decided here: the model
- * finished (a finish reason came), the request was cancelled (the signal's reason is
- * thrown: the SDK itself ends an aborted stream quietly), or the stream broke.
+ * One streamed chat completion, read a socket read at a time: `next` gives the events of
+ * the chunks that arrived together (each chunk's own: a client sees the model's pieces as
+ * they were sent), `undefined` at the end. It ends in one of three ways, decided here: the model finished (a finish
+ * reason came), the request was cancelled (the signal's reason is thrown: the SDK itself
+ * ends an aborted stream quietly), or the stream broke. `cancel` lets go of a stream left
+ * unread.
+ *
+ * The SDK sends the request (its headers, its errors for a refused one); the body is read
+ * here, with one parser call per read, where the SDK's own stream costs a chain of async
+ * generators per chunk (docs/performance.md, "Many turns at once").
  */
-export async function* step(client: OpenAI, model: string, req: LlmRequest): AsyncGenerator<LlmEvent> {
+export async function step(client: OpenAI, model: string, req: LlmRequest): Promise<StepStream> {
   // the SDK's own `chat.completions.create`, with the body serialised here (request-body.ts)
-  const { data: chunks, response } = await client
-    .post<Stream<OpenAI.ChatCompletionChunk>>("/chat/completions", {
+  const response = await client
+    .post("/chat/completions", {
       body: chatRequestBody(model, req),
       headers: { "content-type": "application/json" },
       stream: true,
       signal: req.signal,
     })
-    .withResponse();
-  const reader = new StepReader(model);
-  try {
-    if (/json/i.test(response.headers.get("content-type") ?? "")) {
-      // a streamed request answered with one whole completion: Ollama did so whenever tools
-      // were offered (https://github.com/ollama/ollama/issues/9092)
-      yield* reader.completion((await response.json()) as Chunk);
-    } else {
-      // events come back as a small array per chunk: a generator per delta would cost more than the rest of the reading
-      for await (const chunk of chunks as AsyncIterable<unknown>) for (const ev of reader.chunk(chunk as Chunk)) yield ev;
+    .asResponse();
+  return new StepStream(response, new StepReader(model), req.signal);
+}
+
+export class StepStream {
+  readonly #chunks: SseChunks | undefined;
+  #whole: Promise<Chunk> | undefined;
+  #ended = false;
+
+  constructor(
+    readonly response: Response,
+    private readonly reader: StepReader,
+    private readonly signal: AbortSignal,
+  ) {
+    // a streamed request answered with one whole completion: Ollama did so whenever tools
+    // were offered (https://github.com/ollama/ollama/issues/9092)
+    if (/json/i.test(response.headers.get("content-type") ?? "")) this.#whole = response.json() as Promise<Chunk>;
+    else this.#chunks = new SseChunks(response);
+  }
+
+  async next(): Promise<LlmEvent[] | undefined> {
+    if (this.#ended) return undefined;
+    const { reader, signal } = this;
+    try {
+      if (this.#whole) {
+        const body = await this.#whole;
+        this.#whole = undefined;
+        return reader.completion(body);
+      }
+      const chunks = await this.#chunks?.next();
+      if (chunks) {
+        const out: LlmEvent[] = [];
+        for (const chunk of chunks) for (const ev of reader.chunk(chunk)) out.push(ev);
+        return out;
+      }
+    } catch (e) {
+      this.#ended = true;
+      if (signal.aborted) throw signal.reason;
+      if (reader.output) throw new StreamBroken("stream broken", { cause: e });
+      throw e;
     }
-  } catch (e) {
-    if (req.signal.aborted) throw req.signal.reason;
-    if (reader.output) throw new StreamBroken("stream broken", { cause: e });
-    throw e;
+    this.#ended = true;
+    if (signal.aborted) throw signal.reason;
+    if (!reader.finished) {
+      const e = new Error("the connection closed before the answer was complete");
+      if (reader.output) throw new StreamBroken("stream broken", { cause: e });
+      throw e;
+    }
+    const rest = reader.end();
+    return rest.length ? rest : undefined;
   }
-  if (req.signal.aborted) throw req.signal.reason;
-  if (!reader.finished) {
-    const e = new Error("the connection closed before the answer was complete");
-    if (reader.output) throw new StreamBroken("stream broken", { cause: e });
-    throw e;
+
+  /** Stops reading a stream that was not read to its end. */
+  cancel(): void {
+    this.#ended = true;
+    this.#chunks?.cancel();
   }
-  yield* reader.end();
+}
+
+/**
+ * A chat completion's Server-Sent Events as the JSON chunks of each socket read, as the SDK
+ * reads them: up to `[DONE]`, an `error` event or a chunk with `error` thrown as the SDK's
+ * `APIError`.
+ */
+class SseChunks {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #decoder = new TextDecoder();
+  readonly #parser: EventSourceParser;
+  #batch: Chunk[] = [];
+  #failure: unknown;
+  #done = false;
+
+  constructor(private readonly response: Response) {
+    if (!response.body) throw new OpenAI.OpenAIError("Attempted to iterate over a response with no body");
+    this.#reader = response.body.getReader() as unknown as ReadableStreamDefaultReader<Uint8Array>;
+    this.#parser = createParser({ onEvent: (m) => this.#message(m) });
+  }
+
+  async next(): Promise<Chunk[] | undefined> {
+    while (!this.#done) {
+      // all the reads that are in already, in one go (Bun's own `readMany`)
+      const { value, done } = await this.#reader.readMany();
+      for (const bytes of value ?? []) this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
+      // what a server left without the blank line that ends it still counts
+      if (done) this.#parser.feed(`${this.#decoder.decode()}\n\n`);
+      if (this.#failure !== undefined) {
+        this.cancel();
+        throw this.#failure;
+      }
+      if (done) this.#done = true;
+      else if (this.#done) this.cancel(); // [DONE]: the rest is not read
+      if (this.#batch.length) {
+        const batch = this.#batch;
+        this.#batch = [];
+        return batch;
+      }
+    }
+    return undefined;
+  }
+
+  cancel(): void {
+    this.#done = true;
+    this.#reader.cancel().catch(() => {});
+  }
+
+  #message(m: EventSourceMessage): void {
+    if (this.#done || this.#failure !== undefined) return;
+    if (m.data === "[DONE]") {
+      this.#done = true;
+      return;
+    }
+    let data: Chunk & { error?: unknown };
+    try {
+      data = JSON.parse(m.data);
+    } catch {
+      this.#failure = new SyntaxError("Error reading response: malformed server-sent event JSON.");
+      return;
+    }
+    if (m.event === "error" || data?.error) {
+      this.#failure = new OpenAI.APIError(undefined, (data?.error ?? data) as object, undefined, this.response.headers);
+      return;
+    }
+    this.#batch.push(data);
+  }
 }
 
 /** A chunk's `usage` as an event: the counts OpenAI-compatible servers send, and a cost where the provider says it. */
