@@ -23,6 +23,13 @@ function frameOf(e: { type: string } | Uint8Array): Uint8Array {
 
 const sseText = (e: { type: string }) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 
+/**
+ * An event's frame, not kept: for a sender that keeps its events and makes each frame once
+ * for all its streams (a running response), where the cache would hold every frame as long
+ * as the event.
+ */
+export const sseFrame = (e: { type: string }): Uint8Array => encoder.encode(sseText(e));
+
 /** Events as one chunk of SSE frames, for a sender that serialises once for many streams (`send` takes it as is). */
 export function sseFrames(events: { type: string }[]): Uint8Array {
   return encoder.encode(events.map(sseText).join(""));

@@ -3,6 +3,7 @@ import type { TurnBus } from "../../agent/bus";
 import type { TurnHandle, TurnResult } from "../../agent/turn-types";
 import { newUuid, responseId } from "../../conversation/ids";
 import type { ExternalTool } from "../../conversation/items";
+import { sseFrame } from "../../http/sse";
 import { noUsage } from "../../usage/prices";
 import { buildResponse, type ResponseObject } from "./objects";
 import type { RequestEcho } from "./request";
@@ -23,7 +24,7 @@ export interface RunFacts {
  */
 export class Run implements EventSource {
   readonly events: SequencedEvent[] = [];
-  readonly #listeners = new Set<{ on: (e: SequencedEvent) => void; end: () => void }>();
+  readonly #listeners = new Set<{ on: (frame: Uint8Array) => void; end: () => void }>();
   readonly #mapper: ResponseEventMapper;
   readonly #base;
   readonly #done = Promise.withResolvers<ResponseObject>();
@@ -44,7 +45,10 @@ export class Run implements EventSource {
     this.#mapper = new ResponseEventMapper((e) => {
       this.events.push(e);
       if (e.type === "response.output_item.done") this.current = { ...this.current, output: [...this.current.output, e.item] };
-      for (const l of this.#listeners) l.on(e);
+      if (!this.#listeners.size) return;
+      // one frame for all who listen, made now and not kept: a run keeps its events, not their bytes
+      const frame = sseFrame(e);
+      for (const l of this.#listeners) l.on(frame);
     });
     this.#mapper.start(this.current);
     this.#done.promise.catch(() => {});
@@ -80,8 +84,8 @@ export class Run implements EventSource {
     this.#listeners.clear();
   }
 
-  subscribe(after: number, on: (e: SequencedEvent) => void, end: () => void): () => void {
-    for (const e of this.events) if (e.sequence_number > after) on(e);
+  subscribe(after: number, on: (frame: Uint8Array) => void, end: () => void): () => void {
+    for (const e of this.events) if (e.sequence_number > after) on(sseFrame(e));
     if (this.#ended) {
       end();
       return () => {};

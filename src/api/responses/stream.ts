@@ -107,8 +107,8 @@ export function replayEvents(response: ResponseObject): SequencedEvent[] {
 
 /** Where a stream's events come from: those so far, and a way to hear the rest. */
 export interface EventSource {
-  /** Calls `on` for each event after `after` (past ones at once), and `end` when the source ends. */
-  subscribe(after: number, on: (e: SequencedEvent) => void, end: () => void): () => void;
+  /** Calls `on` for each event (or its SSE frame) after `after` (past ones at once), and `end` when the source ends. */
+  subscribe(after: number, on: (e: SequencedEvent | Uint8Array) => void, end: () => void): () => void;
 }
 
 /** Server-Sent Events of a response: every event after `after`. The turn runs on whoever listens. */
