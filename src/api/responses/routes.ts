@@ -3,6 +3,7 @@ import type { TurnResult } from "../../agent/turn-types";
 import { InvalidRequest, NotFound, ThreadNotFound, Unavailable } from "../../errors";
 import { deleteResponse, findResponse, getThread, loadResponseItems } from "../../store/conversations";
 import { authedJson, requireAuth, takeTurnBudget } from "../../http/auth";
+import { Pacer } from "../../http/pacer";
 import type { Services } from "../../services";
 import { buildResponse, itemResource, type ResponseObject } from "./objects";
 import { continuation, parseResponsesRequest, RequestEcho, responsesRequest, turnInput, viewRequest, type ViewBody } from "./request";
@@ -32,13 +33,13 @@ const RetrieveQuery = t.Object({
  * the other.
  */
 export function responsesApi(s: Services) {
-  const shared = { runs: new ResponseRuns(s.agent.bus), seal: new CompactionSeal(s.home), unstored: new UnstoredResponses() };
+  const shared = { runs: new ResponseRuns(s.agent.bus), seal: new CompactionSeal(s.home), unstored: new UnstoredResponses(), pacer: new Pacer() };
   return (prefix: string) => responsesRoutes(s, shared, prefix);
 }
 
 function responsesRoutes(
   s: Services,
-  { runs, seal, unstored }: { runs: ResponseRuns; seal: CompactionSeal; unstored: UnstoredResponses },
+  { runs, seal, unstored, pacer }: { runs: ResponseRuns; seal: CompactionSeal; unstored: UnstoredResponses; pacer: Pacer },
   prefix: string,
 ) {
   const revision = s.config.responses.revision;
@@ -100,6 +101,7 @@ function responsesRoutes(
     .post(
       "/responses",
       async ({ body, principal }) => {
+        await pacer.turn();
         await takeTurnBudget(s, principal);
         const req = await parseResponsesRequest(body, revision, s.tools, inputReader(s, principal.userId, seal));
         const alone = unstored.servesAlone(req.echo.previous_response_id, principal.userId, { messages: req.messages, resumes: req.toolOutputs.length > 0 });

@@ -30,8 +30,10 @@ export class ResponseEventMapper {
 
   constructor(private readonly send: (event: SequencedEvent) => void) {}
 
+  /** Numbers `event` (made for this call, so it is numbered where it is) and sends it. */
   emit(event: StreamEvent): void {
-    this.send({ ...event, sequence_number: this.#seq++ });
+    (event as SequencedEvent).sequence_number = this.#seq++;
+    this.send(event as SequencedEvent);
   }
 
   start(shell: ResponseObject): void {
