@@ -129,25 +129,24 @@ class SseChunks {
   }
 
   async next(): Promise<Chunk[] | undefined> {
-    while (!this.#done) {
-      // all the reads that are in already, in one go (Bun's own `readMany`)
-      const { value, done } = await this.#reader.readMany();
-      for (const bytes of value ?? []) this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
-      // what a server left without the blank line that ends it still counts
-      if (done) this.#parser.feed(`${this.#decoder.decode()}\n\n`);
-      if (this.#failure !== undefined) {
-        this.cancel();
-        throw this.#failure;
-      }
-      if (done) this.#done = true;
-      else if (this.#done) this.cancel(); // [DONE]: the rest is not read
+    for (;;) {
+      // what came before a failure is the model's output still: it goes first
       if (this.#batch.length) {
         const batch = this.#batch;
         this.#batch = [];
         return batch;
       }
+      if (this.#failure !== undefined) throw this.#failure;
+      if (this.#done) return undefined;
+      // all the reads that are in already, in one go (Bun's own `readMany`)
+      const { value, done } = await this.#reader.readMany();
+      for (const bytes of value ?? []) this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
+      if (done) {
+        // what a server left without the blank line that ends it still counts
+        this.#parser.feed(`${this.#decoder.decode()}\n\n`);
+        this.#done = true;
+      } else if (this.#done || this.#failure !== undefined) this.cancel(); // [DONE] or a failure: the rest is not read
     }
-    return undefined;
   }
 
   cancel(): void {
