@@ -30,16 +30,16 @@ interface Chunk {
 }
 
 /**
- * One streamed chat completion, read a socket read at a time: `next` gives the events of
- * the chunks that arrived together (each chunk's own: a client sees the model's pieces as
- * they were sent), `undefined` at the end. It ends in one of three ways, decided here: the model finished (a finish
- * reason came), the request was cancelled (the signal's reason is thrown: the SDK itself
- * ends an aborted stream quietly), or the stream broke. `cancel` lets go of a stream left
- * unread.
+ * One streamed chat completion, read a socket read at a time: `next` gives the events of the
+ * chunks that arrived together (each chunk's own: a client sees the model's pieces as they
+ * were sent), `undefined` at the end. It ends in one of three ways, decided here: the model
+ * finished (a finish reason came), the request was cancelled (the signal's reason is
+ * thrown), or the stream broke. `cancel` lets go of a stream left unread.
  *
  * The SDK sends the request (its headers, its errors for a refused one); the body is read
- * here, with one parser call per read, where the SDK's own stream costs a chain of async
- * generators per chunk (docs/performance.md, "Many turns at once").
+ * here, with one parser call per read, where the SDK's own reader runs each chunk through
+ * five async generators, a race with the abort signal and a line decoder
+ * (docs/performance.md, "Many turns at once").
  */
 export async function step(client: OpenAI, model: string, req: LlmRequest): Promise<StepStream> {
   // the SDK's own `chat.completions.create`, with the body serialised here (request-body.ts)
@@ -60,7 +60,7 @@ export class StepStream {
   #ended = false;
 
   constructor(
-    readonly response: Response,
+    response: Response,
     private readonly reader: StepReader,
     private readonly signal: AbortSignal,
   ) {
@@ -104,6 +104,7 @@ export class StepStream {
 
   /** Stops reading a stream that was not read to its end. */
   cancel(): void {
+    if (this.#ended) return;
     this.#ended = true;
     this.#chunks?.cancel();
   }
