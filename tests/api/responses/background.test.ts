@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import { getGate, loadItems, loadResponseItems } from "../../../src/store/conversations";
 import { responses } from "../../support/tables";
 import { startTestService, type TestService } from "../../support/harness";
-import { sseReader } from "../../support/responses-stream";
+import { openStream, sseReader } from "../../support/responses-stream";
 import { until } from "../../support/until";
 
 let t: TestService;
@@ -124,6 +124,32 @@ describe("background", () => {
     const all = [...early.seen, ...(await early.rest())];
     expect(all.map((e) => e.data.sequence_number)).toEqual(all.map((_, i) => i));
     expect(all.slice(seen.data.sequence_number + 1).map((e) => e.data)).toEqual(rest.map((e) => e.data));
+    t.llm.respondWith(null);
+  });
+});
+
+describe("streamed retrieval of a running response", () => {
+  test("a reader that joins late gets the events so far exactly as the first reader saw them, text deltas included", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let step = 0;
+    t.llm.respondWith(async () => {
+      if (step++ === 1) await gate;
+      return step === 1 ? { text: "the first part, in pieces", chunks: 4, toolCalls: [{ name: "nope_builtin", arguments: {} }] } : { text: "second part" };
+    });
+    const first = await openStream(t, { model: MODEL, input: "two steps", background: true });
+    const id = (await first.until("response.created")).data.response.id as string;
+    await t.llm.waitForRequests(2); // the first step is done, the second waits
+    const late = await stream(`/api/v1/responses/${id}?stream=true`);
+    const replayed = await late.until("response.output_item.done");
+    await first.until("response.output_item.done");
+    const upTo = replayed.data.sequence_number as number;
+    const live = first.seen.map((e) => e.data).slice(0, upTo + 1);
+    expect(late.seen.map((e) => e.data)).toEqual(live);
+    expect(live.filter((e) => e.type === "response.output_text.delta").length).toBeGreaterThan(1);
+    release();
+    await first.rest();
+    await late.rest();
     t.llm.respondWith(null);
   });
 });
