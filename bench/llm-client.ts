@@ -2,8 +2,9 @@
 // recorded answers (plain text, a leading <think> block, parallel tool calls with the name
 // on every delta) are read N times through `openAiLlm` (tool calls assembled, reasoning kept
 // out of the answer, length cuts noticed) and through the openai SDK's own stream iteration
-// (what the client did before), in alternation, against the scripted LLM on loopback. The
-// difference per step is the client's work; the server's time is in both.
+// (what the client did before it read the body itself), in alternation, against the scripted
+// LLM on loopback. The server's time is in both; the difference is the client's own work
+// (the assembling) less what its own reading of the body saves.
 import { openAiLlm } from "../src/llm/openai";
 import OpenAI from "openai";
 import { pct } from "./support";
@@ -51,5 +52,5 @@ for (const [name, shape] of shapes) {
 }
 await server.close();
 console.log(`\nLLM client, ${ROUNDS} steps per shape, p50 per step (the scripted server's time in both):\n`);
-console.log("| stream | through the client | the SDK's own iteration | the client's own work |\n|---|---|---|---|");
+console.log("| stream | through the client | the SDK's own iteration | the difference |\n|---|---|---|---|");
 for (const r of rows) console.log(r);
