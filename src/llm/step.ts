@@ -66,8 +66,10 @@ export class StepStream {
   ) {
     // a streamed request answered with one whole completion: Ollama did so whenever tools
     // were offered (https://github.com/ollama/ollama/issues/9092)
-    if (/json/i.test(response.headers.get("content-type") ?? "")) this.#whole = response.json() as Promise<Chunk>;
-    else this.#chunks = new SseChunks(response);
+    if (/json/i.test(response.headers.get("content-type") ?? "")) {
+      this.#whole = response.json() as Promise<Chunk>;
+      this.#whole.catch(() => {}); // told by `next`, or never if the stream is let go first
+    } else this.#chunks = new SseChunks(response);
   }
 
   async next(): Promise<LlmEvent[] | undefined> {
