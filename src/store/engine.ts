@@ -44,6 +44,8 @@ export interface Engine {
    * rowid), or last written in (PostgreSQL's xmin, the transaction that wrote the row).
    */
   insertionOrder(table: Table): SQL;
+  /** The database's clock as the statement runs, as an ISO 8601 string in UTC with milliseconds (as `Date#toISOString`). */
+  isoNow(): SQL;
 }
 
 export const sqliteEngine: Engine = {
@@ -60,6 +62,7 @@ export const sqliteEngine: Engine = {
   insertionOrder: (table) => sql`${table}.rowid`,
   // one connection writes: there is nobody to skip
   skipLocked: () => sql``,
+  isoNow: () => sql`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
 };
 
 /** The PostgreSQL builder, seen through the SQLite-typed `Orm` (see there). */
@@ -81,4 +84,5 @@ export const postgresEngine: Engine = {
   contains: (haystack, needle) => sql`strpos(${haystack}, ${needle}) > 0`,
   insertionOrder: (table) => sql`${table}.xmin::text::bigint`,
   skipLocked: (alias) => sql.raw(`FOR UPDATE OF ${alias} SKIP LOCKED`),
+  isoNow: () => sql.raw(`to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`),
 };

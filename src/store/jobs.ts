@@ -75,10 +75,11 @@ export async function listJobs(db: Db, userId: string, limit = 100): Promise<Job
  */
 export async function claimNextJob(db: Db, leaseMs: number, now = Date.now()): Promise<JobRow | undefined> {
   const { jobs } = db.t;
-  const startedAt = new Date(now).toISOString();
   const rows = await db
     .update(jobs)
-    .set({ status: "running", startedAt, attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null, leaseUntil: now + leaseMs })
+    // the time the claim ran, not when it was asked for: a lane's next job was asked for while
+    // its previous one was still finishing, and starts after it (the claim waits on the database)
+    .set({ status: "running", startedAt: db.engine.isoNow(), attempts: sql`${jobs.attempts} + 1`, nextAttemptAt: null, leaseUntil: now + leaseMs })
     .where(
       and(
         eq(jobs.status, "queued"),
