@@ -1,4 +1,4 @@
-import { ThreadNotFound, TurnError, Unavailable } from "../errors";
+import { ThreadNotFound, TurnError } from "../errors";
 import type { ApprovalPolicy } from "../config/schema";
 import type { Llm, ToolSpec } from "../llm/types";
 import { logTurn, noLog, type Logger } from "../log";
@@ -12,11 +12,10 @@ import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import type { Locks } from "../store/db";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { acknowledgeTurn, commitTurn, deleteThread, findResponse, getGate, ownThread, type Gate, type TurnRecord, getResponse, loadResponseItems, storeTurnItems, deleteItem, type ResponseRow } from "../store/conversations";
-import { storeUnavailable, type Db } from "../store/db";
+import { deleteThread, findResponse, getGate, ownThread, type Gate, getResponse, loadResponseItems, deleteItem, type ResponseRow } from "../store/conversations";
+import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
-import { threadTitle } from "../conversation/title";
 import { gateOf } from "./gates";
 import { newUuid, responseId, threadOfResponse } from "../conversation/ids";
 import { isUntrusted, type ConversationItem, type FunctionCallOutputItem, type PendingCall } from "../conversation/items";
@@ -24,7 +23,7 @@ import { agentLoop } from "./loop";
 import { resumeCalls } from "./recover";
 import { TurnBus, type TurnInfo } from "./bus";
 import { TurnMeter } from "../usage/meter";
-import { microUsd, noUsage, type Prices } from "../usage/prices";
+import { microUsd, type Prices } from "../usage/prices";
 import type { Budgets } from "../usage/budgets";
 import { localDay, type UsageRow } from "../store/usage";
 import type { UsageLedger } from "../usage/ledger";
@@ -36,6 +35,7 @@ import { systemPrompt } from "./prompt";
 import type { IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
 import { RunningTurns } from "./running";
+import { acknowledgedEarly, durable, STOPPED, TurnRecords, type Ran, type StoredProgress } from "./turn-records";
 import { inputItems, storedItem, type InputItem, type ToolOutputInput, type TurnHandle, type TurnRequest, type TurnResult } from "./turn-types";
 
 export interface AgentDeps {
@@ -77,21 +77,14 @@ export interface AgentDeps {
 export type ViewRequest = Pick<TurnRequest, "userId" | "threadId" | "previousResponseId" | "externalTools"> & { messages: InputItem[]; toolOutputs: ToolOutputInput[] };
 
 /** How a turn the service stopped under ends: cut short at shutdown, or found unfinished after a kill. */
-const STOPPED = { code: "shutdown", message: "The service stopped before this turn finished; send it again once the service is back." } as const;
-
 /** Where a turn starts from: the thread as it is, the turn's input, the user's tool policies. */
-interface Prepared {
-  isNew: boolean;
+interface Prepared extends StoredProgress {
   gate: Gate | undefined;
-  /** The caller tools the thread offered so far. */
-  tools: ExternalTool[] | undefined;
   context: ThreadContext;
   input: ConversationItem[];
   policy: (toolName: string) => ApprovalPolicy;
   /** Counts what the turn's LLM requests cost, summaries included. */
   meter: TurnMeter;
-  /** How many of the items the turn runs with (its input, then what it produces) are stored already. */
-  stored: number;
   /** A stopped turn going on (`recover`): what it had produced, stored, and where it goes on from. */
   recovering?: Recovering;
 }
@@ -103,13 +96,6 @@ interface Recovering {
   pending: PendingCall[];
   /** Results of calls that were running when it stopped (not safe to repeat). */
   interrupted: FunctionCallOutputItem[];
-}
-
-/** What running the loop left: the items, and the gate or the error it ended on. */
-interface Ran {
-  produced: ConversationItem[];
-  gate: Gate | null;
-  error: TurnResult["error"];
 }
 
 /**
@@ -126,12 +112,14 @@ export class Agent {
   /** One function for every turn: the context keeps what it redacted per redactor. */
   readonly #redact = (text: string) => this.deps.safety.redact(text);
   readonly #threads = new ThreadCache();
+  readonly #records: TurnRecords;
   /** What the context of a turn logs (a memory flush that failed). */
   readonly #contextLog: Logger;
 
   constructor(readonly deps: AgentDeps) {
     this.#contextLog = deps.log?.child({ component: "context" }) ?? noLog;
     this.#locks = deps.locks ?? new KeyedLock();
+    this.#records = new TurnRecords(deps.db);
     this.bus.onListenerError((e) => deps.log?.error("turn event listener failed", { error: (e as Error)?.message ?? String(e) }));
   }
 
@@ -163,7 +151,7 @@ export class Agent {
         ? { id: recover!, threadId, createdAt: Math.floor(requestedAt / 1000), input: [] }
         : { id: responseId(newUuid(), threadId), threadId, createdAt: Math.floor(requestedAt / 1000), input: prepared.input };
       if (recovering) prepared.recovering = recovering;
-      else if (acknowledgedEarly(req)) await this.#acknowledge(req, turn, prepared);
+      else if (acknowledgedEarly(req)) await this.#records.acknowledge(req, turn, prepared);
       const info: TurnInfo = {
         id: turn.id,
         threadId,
@@ -346,23 +334,6 @@ export class Agent {
     return { context, input, policy, meter, offered, stored: 0 };
   }
 
-  /**
-   * Stores a turn whose caller is answered before it ends (`acknowledgedEarly`), before that
-   * answer: its thread, its input, and its response as a kill would leave it (failed,
-   * `shutdown`). Whatever happens next, the caller finds the turn, not a 404.
-   */
-  async #acknowledge(req: TurnRequest, turn: TurnHandle, prepared: Prepared): Promise<void> {
-    const { context } = prepared;
-    const stopped = { status: "failed" as const, error: { ...STOPPED }, usage: noUsage(), tools: req.externalTools ?? prepared.tools ?? [] };
-    await acknowledgeTurn(this.deps.db, {
-      ...turnRows(req, turn, prepared, stopped),
-      items: turn.input.map((item, i) => ({ seq: context.nextSeq + i, item, input: true })),
-      answersGate: inputItems(req.input).toolOutputs.length > 0,
-    });
-    context.stored(turn.input.length);
-    prepared.stored = turn.input.length;
-  }
-
   /** The stored response a recovery names: this user's, on this thread; one that completed is its result. */
   async #recovered(req: TurnRequest, id: string, threadId: string): Promise<{ result: TurnResult; turn: TurnHandle } | { row: ResponseRow }> {
     const { db } = this.deps;
@@ -418,7 +389,7 @@ export class Agent {
         tools: external,
         ...(waiting ? { waiting } : {}),
       };
-      if (req.store !== false) await this.#commit(req, turn, prepared, result, ran);
+      if (req.store !== false) await this.#records.commit(req, turn, prepared, result, ran);
       // what it cost counts whether or not the turn is kept
       this.deps.usage?.ledger.add(this.#usageRows(req, turn, prepared.meter));
       return result;
@@ -508,7 +479,7 @@ export class Agent {
         decision: decision && gate ? { callId: gate.callId, approve: decision !== "deny" } : undefined,
         authorize: deps.authorization && ((tool) => deps.authorization!(tool, req.userId, turn.threadId)),
         trust,
-        checkpoint: durable(req) ? () => this.#checkpoint(turn, prepared, produced) : undefined,
+        checkpoint: durable(req) ? () => this.#records.checkpoint(turn, prepared, produced) : undefined,
         egressed: (call, destination, approvedBy) => {
           const entry = { userId: req.userId, threadId: turn.threadId, responseId: turn.id, tool: call.name, destination, approvedBy, createdAt: Date.now() };
           deps.recordEgress?.(entry).catch((e) => deps.log?.error("egress log", { error: (e as Error).message, ...entry }));
@@ -527,75 +498,7 @@ export class Agent {
     }
   }
 
-  /** What a durable turn has produced since it last stored: stored now, before a tool runs or once it has. */
-  async #checkpoint(turn: TurnHandle, prepared: Prepared, produced: ConversationItem[]): Promise<void> {
-    const from = prepared.stored;
-    const fresh = produced.slice(from);
-    if (!fresh.length) return;
-    try {
-      await storeTurnItems(this.deps.db, {
-        threadId: turn.threadId,
-        responseId: turn.id,
-        createdAt: turn.createdAt,
-        items: fresh.map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
-      });
-    } catch (e) {
-      throw new Unavailable(`The database could not store the turn's progress: ${storeUnavailable(e) ?? (e as Error).message.slice(0, 200)}`);
-    }
-    prepared.context.stored(fresh.length);
-    prepared.stored += fresh.length;
-  }
 
-  /** The turn, its thread and the gate it leaves, in one transaction with the channel's own writes. */
-  async #commit(req: TurnRequest, turn: TurnHandle, prepared: Prepared, result: TurnResult, ran: Ran): Promise<void> {
-    // what is stored already: an acknowledged turn's input, a durable turn's checkpoints
-    const from = prepared.stored;
-    try {
-      await commitTurn(this.deps.db, {
-        ...turnRows(req, turn, prepared, result),
-        acknowledged: acknowledgedEarly(req) || req.input.kind === "recover",
-        items: ran.produced.slice(from).map((item, i) => ({ seq: prepared.context.nextSeq + i, item, input: from + i < turn.input.length })),
-        gate: ran.gate,
-      });
-    } catch (e) {
-      // drizzle's own message quotes the statement and every value: the turn's content
-      const cause = ((e as Error).cause ?? e) as Error;
-      throw new Unavailable(`The database could not store the turn: ${storeUnavailable(e) ?? String(cause?.message ?? cause).slice(0, 200)}`);
-    }
-  }
-}
-
-/** A turn whose caller is answered before it ends is stored before that answer (`TurnRequest.background`). */
-const acknowledgedEarly = (req: TurnRequest) => req.background === true && req.store !== false;
-
-/** A turn stored step by step, so that it can go on after a stop: an acknowledged one, or one going on. */
-const durable = (req: TurnRequest) => acknowledgedEarly(req) || (req.input.kind === "recover" && req.store !== false);
-
-/** The thread and response rows of a turn with this outcome. */
-function turnRows(req: TurnRequest, turn: TurnHandle, prepared: Prepared, outcome: Pick<TurnResult, "status" | "error" | "usage" | "tools">): Pick<TurnRecord, "thread" | "response"> {
-  return {
-    thread: { id: turn.threadId, userId: req.userId, isNew: prepared.isNew, tools: outcome.tools.length ? outcome.tools : null, title: prepared.isNew ? titleOf(req) : undefined, channel: req.channel },
-    response: {
-      id: turn.id,
-      status: outcome.status,
-      model: req.model,
-      error: outcome.error,
-      inputTokens: outcome.usage.inputTokens,
-      outputTokens: outcome.usage.outputTokens,
-      cachedTokens: outcome.usage.cachedTokens,
-      reasoningTokens: outcome.usage.reasoningTokens,
-      costMicroUsd: microUsd(outcome.usage.costUsd),
-      meta: req.meta ?? null,
-      createdAt: turn.createdAt,
-      jobId: req.origin?.jobId ?? null,
-    },
-  };
-}
-
-/** The thread's title, from the turn's last user message. */
-function titleOf(req: TurnRequest): string | undefined {
-  const last = inputItems(req.input).messages.findLast((m) => "role" in m && m.role === "user");
-  return threadTitle(last && "role" in last ? last.content : undefined);
 }
 
 /** The policy with the memory tools a turn may not use denied (a named webhook source's `memory` setting). */
