@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { BIN as DEFAULT_BIN, listeningUrl, root, serveUntil } from "../support/binary";
+import { BIN as DEFAULT_BIN, listeningUrl, root, serveUntil, serveEnv, webhookUrl } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 import { until } from "../support/until";
 import { receiver, standardHeaders, whsec } from "../channels/webhook/support";
@@ -46,28 +46,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const env = (home: string, extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH ?? "",
-  HOME: dir,
-  SERVICE_HOME: home,
-  SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-  LLM_BASE_URL: llm.url,
-  LLM_API_KEY: "k",
-  LLM_MODEL: "scripted-model",
-  GATEWAY_HOST: "127.0.0.1",
-  GATEWAY_PORT: "0",
-  CLI_ENABLED: "false",
-  HTTP_ENABLED: "true",
-  HTTP_HOST: "127.0.0.1",
-  HTTP_PORT: "0",
-  HTTP_WEBHOOK_SECRET: SECRET,
-  ...extra,
-});
+const env = (home: string, extra: Record<string, string> = {}) => serveEnv({ dir, home, token: TOKEN, llmUrl: llm.url, webhookSecret: SECRET }, extra);
 
 async function serve(home: string, extra: Record<string, string> = {}) {
   const s = await serveUntil(["serve"], { cwd: dir, env: env(home, extra), bin: BIN }, (out) => {
     const url = listeningUrl(out);
-    const webhook = /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
+    const webhook = webhookUrl(out);
     return url && webhook ? { url, webhook } : undefined;
   });
   return { proc: s.proc, ...s.ready, output: s.output };

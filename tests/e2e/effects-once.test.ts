@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, ensureBinary, listeningUrl, serveUntil } from "../support/binary";
+import { BIN, ensureBinary, listeningUrl, serveUntil, serveEnv, webhookUrl } from "../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 import { until } from "../support/until";
 
@@ -56,28 +56,13 @@ afterAll(async () => {
 });
 
 async function serve(home: string, extra: Record<string, string> = {}) {
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: dir,
-    SERVICE_HOME: home,
-    SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-    LLM_BASE_URL: llm.url,
-    LLM_API_KEY: "k",
-    LLM_MODEL: "scripted-model",
-    LLM_MAX_RETRIES: "0",
-    GATEWAY_HOST: "127.0.0.1",
-    GATEWAY_PORT: "0",
-    CLI_ENABLED: "false",
-    HTTP_ENABLED: "true",
-    HTTP_HOST: "127.0.0.1",
-    HTTP_PORT: "0",
-    HTTP_WEBHOOK_SECRET: SECRET,
-    WEB_FETCH_ALLOW_PRIVATE: "true",
-    ...extra,
-  };
+  const env = serveEnv(
+    { dir, home, token: TOKEN, llmUrl: llm.url, webhookSecret: SECRET },
+    { LLM_MAX_RETRIES: "0", WEB_FETCH_ALLOW_PRIVATE: "true", ...extra },
+  );
   const s = await serveUntil(["serve"], { cwd: dir, env }, (out) => {
     const url = listeningUrl(out);
-    const webhook = /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
+    const webhook = webhookUrl(out);
     return url && webhook ? { url, webhook } : undefined;
   });
   return { proc: s.proc, ...s.ready };

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { ensureBinary, listeningUrl, root, serveUntil } from "../support/binary";
+import { ensureBinary, listeningUrl, root, serveUntil, serveEnv, webhookUrl } from "../support/binary";
 import { chatEvents } from "../support/chat-events";
 import type { TestService } from "../support/harness";
 import * as wire from "../support/provider-wires";
@@ -34,27 +34,13 @@ beforeAll(async () => {
   home = join(dir, "home");
   mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(join(home, "config.json"), JSON.stringify({ mcpServers: { everything } }));
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: dir,
-    SERVICE_HOME: home,
-    SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-    LLM_BASE_URL: llm.url,
-    LLM_API_KEY: "k",
-    LLM_MODEL: "wire-model",
-    LLM_MAX_RETRIES: "0",
-    GATEWAY_HOST: "127.0.0.1",
-    GATEWAY_PORT: "0",
-    CLI_ENABLED: "false",
-    RESPONSES_RATE_LIMIT: "0",
-    HTTP_ENABLED: "true",
-    HTTP_HOST: "127.0.0.1",
-    HTTP_PORT: "0",
-    HTTP_WEBHOOK_SECRET: SECRET,
-  };
+  const env = serveEnv(
+    { dir, home, token: TOKEN, llmUrl: llm.url, model: "wire-model", webhookSecret: SECRET },
+    { LLM_MAX_RETRIES: "0", RESPONSES_RATE_LIMIT: "0" },
+  );
   const s = await serveUntil(["serve"], { cwd: dir, env }, (out) => {
     const gateway = listeningUrl(out);
-    const hook = /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
+    const hook = webhookUrl(out);
     return gateway && hook ? { gateway, hook } : undefined;
   });
   proc = s.proc;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureBinary, listeningUrl, serveUntil } from "../support/binary";
+import { ensureBinary, listeningUrl, serveUntil, serveEnv, webhookUrl } from "../support/binary";
 import { freshPostgres, skipWithoutPostgres } from "../support/postgres";
 import { startScriptedLLM, type ScriptedLLM } from "../support/scripted-llm";
 
@@ -32,29 +32,13 @@ let b: Replica;
 
 async function replica(name: string): Promise<Replica> {
   const home = join(dir, name);
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: dir,
-    SERVICE_HOME: home,
-    DATABASE_URL: databaseUrl,
-    SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-    LLM_BASE_URL: llm.url,
-    LLM_API_KEY: "k",
-    LLM_MODEL: "scripted-model",
-    LLM_MAX_RETRIES: "0",
-    GATEWAY_HOST: "127.0.0.1",
-    GATEWAY_PORT: "0",
-    CLI_ENABLED: "false",
-    HTTP_ENABLED: "true",
-    HTTP_HOST: "127.0.0.1",
-    HTTP_PORT: "0",
-    HTTP_WEBHOOK_SECRET: SECRET,
-    HTTP_JOB_LEASE_S: "2",
-    RESPONSES_RATE_LIMIT: String(RATE_LIMIT),
-  };
+  const env = serveEnv(
+    { dir, home, token: TOKEN, llmUrl: llm.url, webhookSecret: SECRET },
+    { DATABASE_URL: databaseUrl, LLM_MAX_RETRIES: "0", HTTP_JOB_LEASE_S: "2", RESPONSES_RATE_LIMIT: String(RATE_LIMIT) },
+  );
   const s = await serveUntil(["serve"], { cwd: dir, env }, (out) => {
     const url = listeningUrl(out);
-    const webhook = /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
+    const webhook = webhookUrl(out);
     return url && webhook ? { url, webhook } : undefined;
   });
   return { name, proc: s.proc, output: s.output, ...s.ready };

@@ -58,3 +58,31 @@ export async function serveUntil<M>(
 
 /** The gateway's URL from serve's first line. */
 export const listeningUrl = (out: string) => /listening on (http:\/\/\S+)/.exec(out)?.[1];
+
+/** The webhook channel's base URL from serve's start-up lines. */
+export const webhookUrl = (out: string) => /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
+
+/**
+ * The environment of a `serve` a test starts: its home under `dir`, the instance token, the
+ * scripted LLM, ports the system picks on loopback and no terminal UI; with `webhookSecret`,
+ * the webhook channel too. `extra` adds or overrides variables.
+ */
+export function serveEnv(
+  o: { dir: string; home: string; token: string; llmUrl: string; model?: string; webhookSecret?: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: o.dir,
+    SERVICE_HOME: o.home,
+    SERVICE_REBORN_WEBUI_TOKEN: o.token,
+    LLM_BASE_URL: o.llmUrl,
+    LLM_API_KEY: "k",
+    LLM_MODEL: o.model ?? "scripted-model",
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: "0",
+    CLI_ENABLED: "false",
+    ...(o.webhookSecret ? { HTTP_ENABLED: "true", HTTP_HOST: "127.0.0.1", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: o.webhookSecret } : {}),
+    ...extra,
+  };
+}

@@ -7,7 +7,7 @@ import { createClient } from "@libsql/client";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN as DEFAULT_BIN, listeningUrl, root, serveUntil } from "../../support/binary";
+import { BIN as DEFAULT_BIN, listeningUrl, root, serveUntil, serveEnv, webhookUrl } from "../../support/binary";
 import { startScriptedLLM, type ScriptedLLM } from "../../support/scripted-llm";
 import { until } from "../../support/until";
 
@@ -29,26 +29,10 @@ type Running = { proc: Subprocess<"ignore", "pipe", "pipe">; url: string; webhoo
 
 /** Starts `serve` on `home` and resolves once it printed its URLs (readiness, not a sleep). */
 async function serve(home: string, extraEnv: Record<string, string> = {}): Promise<Running> {
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: dir,
-    SERVICE_HOME: home,
-    SERVICE_REBORN_WEBUI_TOKEN: TOKEN,
-    LLM_BASE_URL: llm.url,
-    LLM_API_KEY: "k",
-    LLM_MODEL: "scripted-model",
-    GATEWAY_HOST: "127.0.0.1",
-    GATEWAY_PORT: "0",
-    CLI_ENABLED: "false",
-    HTTP_ENABLED: "true",
-    HTTP_HOST: "127.0.0.1",
-    HTTP_PORT: "0",
-    HTTP_WEBHOOK_SECRET: SECRET,
-    ...extraEnv,
-  };
+  const env = serveEnv({ dir, home, token: TOKEN, llmUrl: llm.url, webhookSecret: SECRET }, extraEnv);
   const s = await serveUntil(["serve"], { cwd: dir, env, bin: BIN }, (out) => {
     const url = listeningUrl(out);
-    const webhook = /webhook channel: (http:\/\/\S+)\/webhook/.exec(out)?.[1];
+    const webhook = webhookUrl(out);
     if (url && !webhook && /instance token/.test(out)) throw new Error(`${BIN} does not print the webhook channel's URL: rebuild it (bun run build)`);
     return url && webhook ? { url, webhook } : undefined;
   });
