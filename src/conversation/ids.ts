@@ -10,21 +10,8 @@ const hexOf = (b: Uint8Array) => {
  * keyed by them are appended at the end of each index instead of at a random place in it: a
  * turn's commit changes a few pages, not one per index at random (docs/performance.md).
  */
-export const newUuid: () => string = (globalThis as { Bun?: { randomUUIDv7(): string } }).Bun?.randomUUIDv7 ?? uuidV7;
-
-/** UUID version 7 where Bun's own is not there (a browser). */
-function uuidV7(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  let ms = Date.now();
-  for (let i = 5; i >= 0; i--, ms = Math.floor(ms / 256)) b[i] = ms % 256;
-  b[6] = (b[6]! & 0x0f) | 0x70;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  return hexUuid(hexOf(b));
-}
-/** A thread or user id as the service writes them: a lower-case UUID (as a schema's `pattern`). */
-export const UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
-const UUID = new RegExp(UUID_PATTERN);
-export const isUuid = (s: string) => UUID.test(s);
+export const newUuid = () => Bun.randomUUIDv7();
+export { isUuid, UUID_PATTERN } from "./uuid";
 export const itemId = () => `item_${uuidHex(newUuid())}`;
 export const callId = () => `call_${hexOf(crypto.getRandomValues(new Uint8Array(16)))}`;
 

@@ -2,7 +2,7 @@
 // one place for the server and its two clients: the web UI (src/web) and the TUI.
 // The clients import the types only (`import type`), so TypeBox stays out of the browser bundle.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { UUID_PATTERN } from "../conversation/ids";
+import { UUID_PATTERN } from "../conversation/uuid";
 import { ApprovalDecision } from "../conversation/items";
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
