@@ -135,9 +135,13 @@ describe.skipIf(!hasChromium)("signing in with an identity provider, in Chromium
 
   test("suspended, the session stops at once: the web UI is sent back to the sign-in card", async () => {
     const errorsBefore = pageErrors.length;
+    // the open page is left first: its event stream, refused at its next keepalive, would
+    // otherwise sign it out while it reloads, and the reloaded page would find no token at all
+    const url = page.url();
+    await page.goto("about:blank");
     const patch = await t.api(`/api/webchat/v2/admin/users/${alice.user_id}`, { method: "PATCH", json: { status: "suspended" } });
     expect(patch.status).toBe(200);
-    await page.reload();
+    await page.goto(url);
     await page.getByText("Your token is no longer accepted. Sign in again.").waitFor();
     expect(await storedToken()).toBeNull();
     expect((await t.api("/api/chat/threads", { token })).status).toBe(401);
