@@ -1,42 +1,66 @@
-import { getTableColumns, getTableName, is, Param, SQL, StringChunk, type Column, type Table } from "drizzle-orm";
+import { getTableColumns, getTableName, is, SQL, type BuildQueryConfig, type Column, type QueryWithTypings, type Table } from "drizzle-orm";
 import type { Engine, Orm, StoreWrite } from "./engine";
 
 /**
  * An insert of many rows as one statement of flat SQL: the same statement drizzle's insert
  * builder writes (its columns, its encoders, its defaults for a value left out), made with a
- * fraction of the work. The builder spent about a microsecond a value, most of a turn's
- * commit outside SQLite (docs/performance.md). For the tables a turn writes: a column's
- * default must be a plain value, not SQL.
+ * fraction of the work. The builder, and drizzle's SQL template after it, spent about a
+ * microsecond a value (a tenth of a turn's CPU under load: docs/performance.md); here the
+ * statement's text is the table's once and its values go to the driver as they are encoded.
+ * For the tables a turn writes: a column's default must be a plain value, not SQL.
  */
 export function insertRows(q: Orm, engine: Engine, table: Table, rows: Record<string, unknown>[]): StoreWrite {
-  const { head, columns } = shapeOf(table);
-  const chunks: (StringChunk | Param)[] = [head];
-  for (const [r, row] of rows.entries()) {
-    chunks.push(r ? NEXT_ROW : FIRST_ROW);
-    for (const [c, [key, column]] of columns.entries()) {
-      if (c) chunks.push(COMMA);
-      const value = row[key];
-      chunks.push(new Param(value === undefined ? defaultOf(column) : value, column));
+  const shape = shapeOf(table);
+  const params: unknown[] = [];
+  for (const row of rows) {
+    for (const [key, column] of shape.columns) {
+      const value = row[key] === undefined ? defaultOf(column) : row[key];
+      const encoded = value === null ? null : column.mapToDriverValue(value);
+      if (encoded instanceof SQL) throw new Error(`insertRows: ${getTableName(table)}.${column.name} encodes its value as SQL`);
+      params.push(encoded);
     }
-    chunks.push(END_ROW);
   }
-  return engine.exec(q, new SQL(chunks));
+  return engine.exec(q, new RowsStatement(shape, params));
 }
 
-const FIRST_ROW = new StringChunk("(");
-const NEXT_ROW = new StringChunk(", (");
-const COMMA = new StringChunk(", ");
-const END_ROW = new StringChunk(")");
+interface Shape {
+  head: string;
+  columns: [string, Column][];
+}
 
-const shapes = new WeakMap<Table, { head: StringChunk; columns: [string, Column][] }>();
+/** The insert as drizzle's dialects ask for it: each value's placeholder is theirs (`?` in SQLite, `$n` in PostgreSQL). */
+class RowsStatement extends SQL {
+  constructor(
+    private readonly shape: Shape,
+    private readonly params: unknown[],
+  ) {
+    super([]);
+  }
 
-function shapeOf(table: Table) {
+  override toQuery({ escapeParam, prepareTyping }: BuildQueryConfig): QueryWithTypings {
+    const width = this.shape.columns.length;
+    const columnTypings = prepareTyping && this.shape.columns.map(([, c]) => prepareTyping(c));
+    const typings: QueryWithTypings["typings"] = columnTypings ? [] : undefined;
+    let sql = this.shape.head;
+    for (let i = 0; i < this.params.length; i++) {
+      const column = i % width;
+      sql += column ? ", " : i ? "), (" : "(";
+      sql += escapeParam(i, this.params[i]);
+      typings?.push(columnTypings![column]!);
+    }
+    return { sql: `${sql})`, params: this.params, ...(typings ? { typings } : {}) };
+  }
+}
+
+const shapes = new WeakMap<Table, Shape>();
+
+function shapeOf(table: Table): Shape {
   let shape = shapes.get(table);
   if (!shape) {
     const columns = Object.entries(getTableColumns(table)).filter(([, c]) => !(c as { shouldDisableInsert?: () => boolean }).shouldDisableInsert?.()) as [string, Column][];
     for (const [, c] of columns) if (is(c.default, SQL)) throw new Error(`insertRows: ${getTableName(table)}.${c.name} has an SQL default`);
     const names = columns.map(([, c]) => `"${c.name}"`).join(", ");
-    shape = { head: new StringChunk(`insert into "${getTableName(table)}" (${names}) values `), columns };
+    shape = { head: `insert into "${getTableName(table)}" (${names}) values `, columns };
     shapes.set(table, shape);
   }
   return shape;
