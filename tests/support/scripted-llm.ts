@@ -261,14 +261,19 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
       return json({ id, object: "chat.completion", created, model, choices: [{ index: 0, message, logprobs: null, finish_reason }], usage });
     }
 
-    const frame = (delta: object | null, finish: string | null = null) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: delta ?? {}, logprobs: null, finish_reason: finish }] })}\n\n`;
+    // each frame is written when it is sent: a slow answer of many chunks to many requests at
+    // once (bench/streams.ts) would otherwise serialise every chunk of every answer up front
+    const frame =
+      (delta: object | null, finish: string | null = null) =>
+      () =>
+        `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: delta ?? {}, logprobs: null, finish_reason: finish }] })}\n\n`;
     const frames = [frame({ role: "assistant", content: "" })];
     const firstText = frames.length;
     for (const piece of splitText(text, "chunks" in step ? step.chunks : undefined)) frames.push(frame({ content: piece }));
     const textFrames = frames.length - firstText;
-    if ("dropAfterChunks" in step) return dropResponse(frames.slice(0, step.dropAfterChunks + 1));
-    if ("endAfterChunks" in step) return new Response(frames.slice(0, step.endAfterChunks + 1).join(""), { headers: { "content-type": "text/event-stream" } });
+    const written = (fs: (() => string)[]) => fs.map((f) => f());
+    if ("dropAfterChunks" in step) return dropResponse(written(frames.slice(0, step.dropAfterChunks + 1)));
+    if ("endAfterChunks" in step) return new Response(written(frames.slice(0, step.endAfterChunks + 1)).join(""), { headers: { "content-type": "text/event-stream" } });
     calls.forEach((c, index) => {
       frames.push(frame({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } }] }));
       const args = c.function.arguments;
@@ -279,16 +284,16 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
     });
     frames.push(frame({}, finish_reason));
     if (body.stream_options?.include_usage) {
-      frames.push(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
+      frames.push(() => `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`);
     }
-    frames.push("data: [DONE]\n\n");
+    frames.push(() => "data: [DONE]\n\n");
 
     const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
     const chunkDelay = "chunkDelayMs" in step ? step.chunkDelayMs : 0;
     const hold = "holdUntil" in step ? step.holdUntil : undefined;
     if (!chunkDelay && !hold) {
       chunks.add(textFrames);
-      return new Response(frames.join(""), { headers });
+      return new Response(written(frames).join(""), { headers });
     }
     let i = 0;
     return new Response(
@@ -296,7 +301,7 @@ export function startScriptedLLM(opts: ScriptedOptions = {}): Promise<ScriptedLL
         async pull(controller) {
           if (i > 0 && !(await sleep(chunkDelay, signal))) return controller.close();
           if (hold && i === firstText + 1 && !(await heldUntil(hold, signal))) return controller.close();
-          controller.enqueue(encoder.encode(frames[i++]));
+          controller.enqueue(encoder.encode(frames[i++]!()));
           if (i - 1 >= firstText && i - 1 < firstText + textFrames) chunks.add(1);
           if (i >= frames.length) controller.close();
         },
