@@ -2,7 +2,8 @@ import { AuthFailure } from "../errors";
 import type { Db } from "../store/db";
 import { findUserBySessionHash } from "../store/sessions";
 import { findUserByTokenHash, OWNER_ID, type Role, type UserRow } from "../store/users";
-import { hashToken, sameSecret, SESSION_TOKEN_PREFIX } from "./tokens";
+import { timingSafeEqual } from "node:crypto";
+import { hashToken, SESSION_TOKEN_PREFIX, tokenDigest } from "./tokens";
 
 export interface Principal {
   userId: string;
@@ -20,17 +21,22 @@ export const bearerOf = (authorization: string | null | undefined) => /^Bearer\s
 /** Resolves bearer tokens to principals: the instance token, a per-user token's hash, or an SSO session bearer's. */
 export class Authenticator {
   readonly #cache = new Map<string, { principal: Principal; until: number }>();
+  /** The instance token's digest: a bearer is hashed once, and the digest compared in constant time. */
+  readonly #instanceDigest: Buffer;
 
   constructor(
     private readonly db: Db,
-    private readonly instanceToken: string,
-  ) {}
+    instanceToken: string,
+  ) {
+    this.#instanceDigest = tokenDigest(instanceToken);
+  }
 
   async authenticate(authorization: string | null | undefined): Promise<Principal> {
     const token = bearerOf(authorization);
     if (!token) throw AuthFailure.unauthorized();
-    if (sameSecret(token, this.instanceToken)) return { userId: OWNER_ID, role: "owner", operator: true };
-    const hash = hashToken(token);
+    const digest = tokenDigest(token);
+    if (timingSafeEqual(digest, this.#instanceDigest)) return { userId: OWNER_ID, role: "owner", operator: true };
+    const hash = digest.toString("hex");
     const cached = this.#cache.get(hash);
     if (cached && cached.until > Date.now()) return cached.principal;
     let found: { user: UserRow; expiresAt?: number } | undefined;

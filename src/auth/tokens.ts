@@ -8,8 +8,13 @@ export function newToken(prefix = ""): string {
 /** SSO session bearers start with this; per-user tokens with `svc_` (auth/users.ts). */
 export const SESSION_TOKEN_PREFIX = "sso_";
 
+/** A token's SHA-256 digest: what is stored of a user's token, and what the instance token is compared by. */
+export function tokenDigest(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
+}
+
 export function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  return tokenDigest(token).toString("hex");
 }
 
 /** Constant-time equality of two strings (hashed first so lengths never leak). */
