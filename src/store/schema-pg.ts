@@ -2,6 +2,7 @@
 // (tests/store/schemas.test.ts holds them in step). What each column means is said there.
 // SQLite's integers are 64-bit, so every integer is a bigint read as a JS number; JSON text
 // is json (kept as written, like SQLite's text); 0/1 flags are booleans.
+import { sql } from "drizzle-orm";
 import { bigint, boolean, index, json, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import type { CompactionItem, ConversationItem, ExternalTool } from "../conversation/items";
 import type { TurnErrorCode } from "../errors";
@@ -71,7 +72,7 @@ export const responses = pgTable(
     deletedAt: bigint("deleted_at", { mode: "number" }),
     jobId: text("job_id"),
   },
-  (t) => [index("responses_thread").on(t.threadId), index("responses_job").on(t.jobId)],
+  (t) => [index("responses_thread").on(t.threadId), index("responses_job").on(t.jobId).where(sql`${t.jobId} is not null`)],
 );
 
 export const items = pgTable(

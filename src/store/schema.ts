@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { ConversationItem } from "../conversation/items";
 import type { TurnErrorCode } from "../errors";
@@ -85,7 +86,7 @@ export const responses = sqliteTable(
     /** The job whose turn this is (a webhook job, a routine's run): a job run again finds its turn here. */
     jobId: text("job_id"),
   },
-  (t) => [index("responses_thread").on(t.threadId), index("responses_job").on(t.jobId)],
+  (t) => [index("responses_thread").on(t.threadId), index("responses_job").on(t.jobId).where(sql`${t.jobId} is not null`)],
 );
 
 /**

@@ -2,8 +2,10 @@
 
 import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_memory_search.sql" with { type: "text" };
+import m2 from "./0002_responses_job_partial.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
   { tag: "0001_memory_search", sql: m1 },
+  { tag: "0002_responses_job_partial", sql: m2 },
 ];

@@ -18,6 +18,7 @@ import m14 from "./0014_usage.sql" with { type: "text" };
 import m15 from "./0015_durable_jobs.sql" with { type: "text" };
 import m16 from "./0016_branches.sql" with { type: "text" };
 import m17 from "./0017_lease_and_rate_events.sql" with { type: "text" };
+import m18 from "./0018_responses_job_partial.sql" with { type: "text" };
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0 },
@@ -38,4 +39,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: "0015_durable_jobs", sql: m15 },
   { tag: "0016_branches", sql: m16 },
   { tag: "0017_lease_and_rate_events", sql: m17 },
+  { tag: "0018_responses_job_partial", sql: m18 },
 ];
