@@ -205,6 +205,7 @@ async function main() {
 | first text delta over the LLM's, p50 | ${result.first_delta_ms.over_llm_p50} ms | ≤ 0.5 ms |
 | turns/s, 8 concurrent clients | ${result.turns_per_s_c8} | ≥ 2,000 |
 | CPU per turn at 8 clients: service / scripted LLM | ${result.cpu_ms_per_turn_c8.service} / ${result.cpu_ms_per_turn_c8.llm} ms | |
+| the service's CPU per turn over the LLM's (the LLM's work is the same in every run) | ${(result.cpu_ms_per_turn_c8.service / result.cpu_ms_per_turn_c8.llm).toFixed(2)} | |
 | process start → first 200 (p50 of ${STARTUP_RUNS}) | ${result.startup_ms_p50} ms | ≤ 150 ms |
 | RSS 0.5 s after start / idle (2 s after) | ${rssStarted} / ${rssIdle} MB | |
 | RSS after ${totalTurns} turns | ${rssAfter} MB | < 100 MB |`);
