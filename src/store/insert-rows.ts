@@ -7,12 +7,14 @@ import type { Engine, Orm, StoreWrite } from "./engine";
  * fraction of the work. The builder, and drizzle's SQL template after it, spent about a
  * microsecond a value (a tenth of a turn's CPU under load: docs/performance.md); here the
  * statement's text is the table's once and its values go to the driver as they are encoded.
- * For the tables a turn writes: a column's default must be a plain value, not SQL.
+ * For the tables a turn writes: a column's default must be a plain value, not SQL; a key the
+ * database assigns (an identity column, an autoincrementing integer) is left to it.
  */
 export function insertRows(q: Orm, engine: Engine, table: Table, rows: Record<string, unknown>[]): StoreWrite {
   const shape = shapeOf(table);
   const params: unknown[] = [];
   for (const row of rows) {
+    for (const key of shape.assigned) if (row[key] !== undefined) throw new Error(`insertRows: ${getTableName(table)}.${key} is assigned by the database`);
     for (const [key, column] of shape.columns) {
       const value = row[key] === undefined ? defaultOf(column) : row[key];
       const encoded = value === null ? null : column.mapToDriverValue(value);
@@ -26,6 +28,8 @@ export function insertRows(q: Orm, engine: Engine, table: Table, rows: Record<st
 interface Shape {
   head: string;
   columns: [string, Column][];
+  /** The keys of the columns the database assigns (left out). */
+  assigned: string[];
 }
 
 /** The insert as drizzle's dialects ask for it: each value's placeholder is theirs (`?` in SQLite, `$n` in PostgreSQL). */
@@ -57,14 +61,18 @@ const shapes = new WeakMap<Table, Shape>();
 function shapeOf(table: Table): Shape {
   let shape = shapes.get(table);
   if (!shape) {
-    const columns = Object.entries(getTableColumns(table)).filter(([, c]) => !(c as { shouldDisableInsert?: () => boolean }).shouldDisableInsert?.()) as [string, Column][];
+    const columns = Object.entries(getTableColumns(table)).filter(([, c]) => !(c as { shouldDisableInsert?: () => boolean }).shouldDisableInsert?.() && !assignedByDatabase(c)) as [string, Column][];
     for (const [, c] of columns) if (is(c.default, SQL)) throw new Error(`insertRows: ${getTableName(table)}.${c.name} has an SQL default`);
     const names = columns.map(([, c]) => `"${c.name}"`).join(", ");
-    shape = { head: `insert into "${getTableName(table)}" (${names}) values `, columns };
+    const assigned = Object.entries(getTableColumns(table)).flatMap(([key, c]) => (assignedByDatabase(c) ? [key] : []));
+    shape = { head: `insert into "${getTableName(table)}" (${names}) values `, columns, assigned };
     shapes.set(table, shape);
   }
   return shape;
 }
+
+/** A key the database makes: PostgreSQL's identity column, SQLite's autoincrementing integer key. */
+const assignedByDatabase = (c: Column) => c.generatedIdentity !== undefined || (c as { autoIncrement?: boolean }).autoIncrement === true;
 
 /** What drizzle's builder writes for a value left out: the column's default, its default function's, or null. */
 function defaultOf(c: Column): unknown {

@@ -67,3 +67,16 @@ for (const sparse of [false, true]) {
     expect(b.items.map((i) => i.input)).toEqual([true, false]);
   });
 }
+
+test("a key the database assigns is left to it: usage rows read back as the builder's, each with its own id", async () => {
+  const { turnUsage } = d.db.t;
+  const row = (responseId: string) => ({ responseId, userId: owner, threadId: "th", channel: "responses", model: "m", inputTokens: 3, cachedTokens: 1, outputTokens: 4, reasoningTokens: 0, costMicroUsd: 7, day: "2026-11-27", createdAt: 100 });
+  await d.db.insert(turnUsage).values([row("u-b1"), row("u-b2")]);
+  await d.db.engine.batch(d.db, (q) => [insertRows(q, d.db.engine, turnUsage, [row("u-r1"), row("u-r2")])]);
+  const read = await d.db.select().from(turnUsage).orderBy(turnUsage.id);
+  const ids = read.map((r) => r.id);
+  expect(new Set(ids).size).toBe(4);
+  const strip = ({ id: _, responseId, ...rest }: (typeof read)[number]) => ({ ...rest, responseId: responseId.replace(/u-[br]/, "u-") });
+  expect(read.filter((r) => r.responseId.startsWith("u-r")).map(strip)).toEqual(read.filter((r) => r.responseId.startsWith("u-b")).map(strip));
+  expect(() => insertRows(d.db, d.db.engine, turnUsage, [{ ...row("u-x"), id: 99 }])).toThrow(/assigned by the database/);
+});
