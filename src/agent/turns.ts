@@ -32,7 +32,7 @@ import { TurnTrust, type DestinationRule } from "./trust";
 import type { EgressEntry } from "../store/egress";
 import { ToolOffer } from "./offer";
 import { systemPrompt } from "./prompt";
-import type { IdentitySource } from "../memory/identity";
+import type { IdentityDocument, IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
 import { RunningTurns } from "./running";
 import { acknowledgedEarly, durable, STOPPED, TurnRecords, type Ran, type StoredProgress } from "./turn-records";
@@ -319,7 +319,7 @@ export class Agent {
       {
         threadId,
         userId: req.userId,
-        system: systemPrompt((await deps.identity(req.userId)).filter((d) => req.memory !== "none" || d.path !== "USER.md")),
+        system: systemPrompt(withoutUserFile(await deps.identity(req.userId), req.memory === "none")),
         compaction: rows?.compaction,
         history: rows?.history ?? [],
         nextSeq: rows?.nextSeq ?? 0,
@@ -506,3 +506,6 @@ function withMemory(policy: (tool: string) => ApprovalPolicy, memory: TurnReques
   if (!memory || memory === "full") return policy;
   return (tool) => (tool.startsWith("memory_") && (memory === "none" || tool === "memory_write") ? "deny" : policy(tool));
 }
+
+/** The identity documents a turn is told, USER.md left out when it asked for no memory (the same array otherwise). */
+const withoutUserFile = (docs: IdentityDocument[], leaveOut: boolean) => (leaveOut ? docs.filter((d) => d.path !== "USER.md") : docs);

@@ -32,9 +32,19 @@ export const IDENTITY_FILE_BYTES = 8 * 1024;
 /** Most of all identity documents together. */
 export const IDENTITY_TOTAL_BYTES = 24 * 1024;
 
-/** The user's identity documents from workspace memory, fitted to the prompt budget. */
+/**
+ * The user's identity documents from workspace memory, fitted to the prompt budget. The
+ * memory keeps a user's documents until they change, and the fitted ones are kept with them:
+ * the same documents give the same array, which the system prompt is made once for.
+ */
 export function memoryIdentity(memory: MemoryService): IdentitySource {
-  return async (userId) => fitIdentity(await memory.identity(userId));
+  const fitted = new WeakMap<object, IdentityDocument[]>();
+  return async (userId) => {
+    const docs = await memory.identity(userId);
+    let fit = fitted.get(docs);
+    if (!fit) fitted.set(docs, (fit = fitIdentity(docs)));
+    return fit;
+  };
 }
 
 /**
