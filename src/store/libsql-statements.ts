@@ -29,9 +29,32 @@ export function keepPreparedStatements(): void {
     if (known) return known;
     const stmt = prepare.call(this, sql);
     if (kept.size >= KEPT_PER_CONNECTION) kept.clear();
-    kept.set(sql, dropOnFailure(stmt, () => kept.delete(sql)));
+    kept.set(sql, dropOnFailure(rawAnsweredOnce(stmt), () => kept.delete(sql)));
     return stmt;
   } as Prepare as Connection["prepare"];
+}
+
+/**
+ * `@libsql/client` asks each statement it runs whether it returns rows by calling `raw()`,
+ * which throws for one that does not (an insert, BEGIN, COMMIT). A kept statement that
+ * returns no rows throws the error its first call made: a new error each time, its stack
+ * taken, was five per turn's commit.
+ */
+function rawAnsweredOnce(stmt: Statement): Statement {
+  if (stmt.reader) return stmt;
+  let refusal: unknown;
+  try {
+    stmt.raw(true);
+    return stmt;
+  } catch (e) {
+    refusal = e;
+  }
+  Object.defineProperty(stmt, "raw", {
+    value: () => {
+      throw refusal;
+    },
+  });
+  return stmt;
 }
 
 /** The statement, forgotten by the cache when one of its runs throws. */

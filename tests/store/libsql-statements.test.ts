@@ -49,3 +49,33 @@ test("through the client: a write refused by a constraint leaves later batches c
   expect(Number((await again.client.execute("SELECT count(*) AS n FROM t")).rows[0]!.n)).toBe(3);
   await again.close();
 });
+
+test("a kept statement that returns no rows refuses raw() with the same error each time; one that returns rows takes it", async () => {
+  const db = new Database(join(dir, "raw.db"));
+  db.exec("CREATE TABLE t (k TEXT PRIMARY KEY)");
+  const insert = db.prepare("INSERT INTO t (k) VALUES (?)");
+  let first: unknown;
+  try {
+    insert.raw(true);
+  } catch (e) {
+    first = e;
+  }
+  expect(first).toBeInstanceOf(Error);
+  let again: unknown;
+  try {
+    db.prepare("INSERT INTO t (k) VALUES (?)").raw(true);
+  } catch (e) {
+    again = e;
+  }
+  expect(again).toBe(first);
+  insert.run("a");
+  const select = db.prepare("SELECT k FROM t");
+  expect(select.raw(true).all()).toEqual([["a"]]);
+  db.close();
+  // through @libsql/client, which asks raw() of every statement: writes and reads as before
+  const { client } = await openLibsql(`file:${join(dir, "raw-client.db")}`);
+  await client.batch(["CREATE TABLE u (k TEXT PRIMARY KEY)", { sql: "INSERT INTO u (k) VALUES (?)", args: ["b"] }], "write");
+  await client.execute({ sql: "INSERT INTO u (k) VALUES (?)", args: ["c"] });
+  expect((await client.execute("SELECT k FROM u ORDER BY k")).rows.map((r) => r.k)).toEqual(["b", "c"]);
+  client.close();
+});
