@@ -32,7 +32,7 @@ import { TurnTrust, type DestinationRule } from "./trust";
 import type { EgressEntry } from "../store/egress";
 import { ToolOffer } from "./offer";
 import { systemPrompt } from "./prompt";
-import type { IdentityDocument, IdentitySource } from "../memory/identity";
+import { identityTold, type IdentitySource } from "../memory/identity";
 import { checkResume } from "./resume";
 import { RunningTurns } from "./running";
 import { acknowledgedEarly, durable, STOPPED, TurnRecords, type Ran, type StoredProgress } from "./turn-records";
@@ -76,7 +76,6 @@ export interface AgentDeps {
 /** What `measure` and `summarise` look at: a request's thread (if any) and input. */
 export type ViewRequest = Pick<TurnRequest, "userId" | "threadId" | "previousResponseId" | "externalTools"> & { messages: InputItem[]; toolOutputs: ToolOutputInput[] };
 
-/** How a turn the service stopped under ends: cut short at shutdown, or found unfinished after a kill. */
 /** Where a turn starts from: the thread as it is, the turn's input, the user's tool policies. */
 interface Prepared extends StoredProgress {
   gate: Gate | undefined;
@@ -319,7 +318,7 @@ export class Agent {
       {
         threadId,
         userId: req.userId,
-        system: systemPrompt(withoutUserFile(await deps.identity(req.userId), req.memory === "none")),
+        system: systemPrompt(identityTold(await deps.identity(req.userId), req.memory === "none")),
         compaction: rows?.compaction,
         history: rows?.history ?? [],
         nextSeq: rows?.nextSeq ?? 0,
@@ -497,8 +496,6 @@ export class Agent {
       return { produced, gate: null, error: { code: reason.code, message: deps.safety.redact(reason.message) } };
     }
   }
-
-
 }
 
 /** The policy with the memory tools a turn may not use denied (a named webhook source's `memory` setting). */
@@ -506,6 +503,3 @@ function withMemory(policy: (tool: string) => ApprovalPolicy, memory: TurnReques
   if (!memory || memory === "full") return policy;
   return (tool) => (tool.startsWith("memory_") && (memory === "none" || tool === "memory_write") ? "deny" : policy(tool));
 }
-
-/** The identity documents a turn is told, USER.md left out when it asked for no memory (the same array otherwise). */
-const withoutUserFile = (docs: IdentityDocument[], leaveOut: boolean) => (leaveOut ? docs.filter((d) => d.path !== "USER.md") : docs);

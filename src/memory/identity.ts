@@ -47,6 +47,9 @@ export function memoryIdentity(memory: MemoryService): IdentitySource {
   };
 }
 
+/** The documents a turn is told: without USER.md for a turn with no memory, else the same array (its prompt is made once). */
+export const identityTold = (docs: IdentityDocument[], noMemory: boolean): IdentityDocument[] => (noMemory ? docs.filter((d) => d.path !== "USER.md") : docs);
+
 /**
  * Orders the documents and cuts them to the budget: each at most `perFile` bytes and all
  * together at most `total`. Whatever is cut says so in a marker, and a document with no

@@ -211,9 +211,6 @@ export function commitTurn(db: Db, t: TurnRecord): Promise<void> {
 
 const commitQueues = new WeakMap<Db, CommitQueue>();
 
-/** Rows of items in one statement at most (SQLite takes 32,766 parameters; 8 a row). */
-const ITEM_ROWS_PER_STATEMENT = 500;
-
 class CommitQueue {
   #waiting: { t: TurnRecord; done: PromiseWithResolvers<void> }[] = [];
   #writing = false;
@@ -260,14 +257,11 @@ function writeTurns(db: Db, turns: TurnRecord[]): Promise<unknown> {
   return db.engine.batch(db, (q) => {
     const writes: StoreWrite[] = [];
     const fresh = (t: TurnRecord) => t.thread.isNew && !t.acknowledged;
-    const newThreads = turns.filter(fresh).map(threadRow);
-    if (newThreads.length) writes.push(insertRows(q, db.engine, threads, newThreads));
+    writes.push(...insertRows(q, db.engine, threads, turns.filter(fresh).map(threadRow)));
     for (const t of turns) if (!fresh(t)) writes.push(threadTouch(q, db.t, t));
-    const newResponses = turns.filter((t) => !t.acknowledged).map(responseRow);
-    if (newResponses.length) writes.push(insertRows(q, db.engine, responses, newResponses));
+    writes.push(...insertRows(q, db.engine, responses, turns.filter((t) => !t.acknowledged).map(responseRow)));
     for (const t of turns) if (t.acknowledged) writes.push(q.update(responses).set(responseRow(t)).where(eq(responses.id, t.response.id)));
-    const rows = turns.flatMap((t) => itemRows(t.thread.id, t.response.id, t.response.createdAt, t.items));
-    for (let i = 0; i < rows.length; i += ITEM_ROWS_PER_STATEMENT) writes.push(insertRows(q, db.engine, items, rows.slice(i, i + ITEM_ROWS_PER_STATEMENT)));
+    writes.push(...insertRows(q, db.engine, items, turns.flatMap((t) => itemRows(t.thread.id, t.response.id, t.response.createdAt, t.items))));
     for (const t of turns) {
       // a thread this turn made has no gate yet to replace
       if (!fresh(t)) writes.push(q.delete(gates).where(eq(gates.threadId, t.thread.id)));

@@ -8,10 +8,22 @@ import type { Engine, Orm, StoreWrite } from "./engine";
  * microsecond a value (a tenth of a turn's CPU under load: docs/performance.md); here the
  * statement's text is the table's once and its values go to the driver as they are encoded.
  * For the tables a turn writes: a column's default must be a plain value, not SQL; a key the
- * database assigns (an identity column, an autoincrementing integer) is left to it.
+ * database assigns (an identity column, an autoincrementing integer) is left to it. No rows,
+ * no statement.
  */
-export function insertRows(q: Orm, engine: Engine, table: Table, rows: Record<string, unknown>[]): StoreWrite {
+export function insertRows(q: Orm, engine: Engine, table: Table, rows: Record<string, unknown>[]): StoreWrite[] {
   const shape = shapeOf(table);
+  const perStatement = Math.floor(MAX_PARAMETERS / shape.columns.length);
+  const writes: StoreWrite[] = [];
+  for (let i = 0; i < rows.length; i += perStatement) writes.push(engine.exec(q, new RowsStatement(shape, valuesOf(table, shape, rows.slice(i, i + perStatement)))));
+  return writes;
+}
+
+/** SQLite's most parameters in one statement (PostgreSQL takes more): more rows make more statements. */
+const MAX_PARAMETERS = 32_766;
+
+/** The rows' values, column by column, as the driver takes them. */
+function valuesOf(table: Table, shape: Shape, rows: Record<string, unknown>[]): unknown[] {
   const params: unknown[] = [];
   for (const row of rows) {
     for (const key of shape.assigned) if (row[key] !== undefined) throw new Error(`insertRows: ${getTableName(table)}.${key} is assigned by the database`);
@@ -22,7 +34,7 @@ export function insertRows(q: Orm, engine: Engine, table: Table, rows: Record<st
       params.push(encoded);
     }
   }
-  return engine.exec(q, new RowsStatement(shape, params));
+  return params;
 }
 
 interface Shape {

@@ -17,11 +17,8 @@ export const monthStart = (day: string) => `${day.slice(0, 7)}-01`;
 export async function insertUsage(db: Db, rows: UsageRow[]): Promise<void> {
   const { turnUsage } = db.t;
   // flat SQL: a write carries up to 256 turns' rows, and drizzle's builder spent about a microsecond a value
-  for (let i = 0; i < rows.length; i += USAGE_ROWS_PER_STATEMENT) await db.engine.batch(db, (q) => [insertRows(q, db.engine, turnUsage, rows.slice(i, i + USAGE_ROWS_PER_STATEMENT))]);
+  if (rows.length) await db.engine.batch(db, (q) => insertRows(q, db.engine, turnUsage, rows));
 }
-
-/** Rows in one statement at most (SQLite takes 32,766 parameters; 13 a row). */
-const USAGE_ROWS_PER_STATEMENT = 1_000;
 
 /** What was spent (micro-USD) on `day` and in its month: by one user, or by everyone. */
 export async function spent(db: Db, day: string, userId?: string): Promise<{ day: number; month: number }> {

@@ -1,7 +1,7 @@
 // insertRows (src/store/insert-rows.ts) writes what drizzle's insert builder writes: the same
 // columns, encoders (JSON, booleans) and defaults for a value left out, on either store.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, like } from "drizzle-orm";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,9 +58,9 @@ for (const sparse of [false, true]) {
     await d.db.engine.batch(d.db, (q) => [q.insert(threads).values(viaBuilder.thread as never), q.insert(responses).values(viaBuilder.response as never), q.insert(items).values(viaBuilder.items as never)]);
     const viaRows = rowsOf(`r${sparse}`, sparse);
     await d.db.engine.batch(d.db, (q) => [
-      insertRows(q, d.db.engine, threads, [viaRows.thread]),
-      insertRows(q, d.db.engine, responses, [viaRows.response]),
-      insertRows(q, d.db.engine, items, viaRows.items),
+      ...insertRows(q, d.db.engine, threads, [viaRows.thread]),
+      ...insertRows(q, d.db.engine, responses, [viaRows.response]),
+      ...insertRows(q, d.db.engine, items, viaRows.items),
     ]);
     const [a, b] = [await stored(`b${sparse}`), await stored(`r${sparse}`)];
     expect(b).toEqual(a);
@@ -72,11 +72,26 @@ test("a key the database assigns is left to it: usage rows read back as the buil
   const { turnUsage } = d.db.t;
   const row = (responseId: string) => ({ responseId, userId: owner, threadId: "th", channel: "responses", model: "m", inputTokens: 3, cachedTokens: 1, outputTokens: 4, reasoningTokens: 0, costMicroUsd: 7, day: "2026-11-27", createdAt: 100 });
   await d.db.insert(turnUsage).values([row("u-b1"), row("u-b2")]);
-  await d.db.engine.batch(d.db, (q) => [insertRows(q, d.db.engine, turnUsage, [row("u-r1"), row("u-r2")])]);
+  await d.db.engine.batch(d.db, (q) => insertRows(q, d.db.engine, turnUsage, [row("u-r1"), row("u-r2")]));
   const read = await d.db.select().from(turnUsage).orderBy(turnUsage.id);
   const ids = read.map((r) => r.id);
   expect(new Set(ids).size).toBe(4);
   const strip = ({ id: _, responseId, ...rest }: (typeof read)[number]) => ({ ...rest, responseId: responseId.replace(/u-[br]/, "u-") });
   expect(read.filter((r) => r.responseId.startsWith("u-r")).map(strip)).toEqual(read.filter((r) => r.responseId.startsWith("u-b")).map(strip));
   expect(() => insertRows(d.db, d.db.engine, turnUsage, [{ ...row("u-x"), id: 99 }])).toThrow(/assigned by the database/);
+});
+
+test("rows past SQLite's parameters in one statement go in several, all in the transaction", async () => {
+  const { turnUsage } = d.db.t;
+  const rows = Array.from({ length: 6_000 }, (_, i) => ({ responseId: `many-${i}`, userId: owner, threadId: "th", channel: "responses", model: "m", inputTokens: i, cachedTokens: 0, outputTokens: 1, reasoningTokens: 0, costMicroUsd: 0, day: "2026-11-27", createdAt: 100 }));
+  let statements = 0;
+  await d.db.engine.batch(d.db, (q) => {
+    const writes = insertRows(q, d.db.engine, turnUsage, rows);
+    statements = writes.length;
+    return writes;
+  });
+  expect(statements).toBe(3); // 13 values a row: 2,520 rows a statement
+  const stored = await d.db.select({ inputTokens: turnUsage.inputTokens }).from(turnUsage).where(like(turnUsage.responseId, "many-%"));
+  expect(stored.map((r) => r.inputTokens).sort((a, b) => a - b)).toEqual(rows.map((r) => r.inputTokens));
+  expect(insertRows(d.db, d.db.engine, turnUsage, [])).toEqual([]);
 });

@@ -23,6 +23,20 @@ const stream = async (path: string) => {
   return sseReader(res.body!);
 };
 
+/**
+ * A turn of two model steps: the first answers `first` and calls a tool, the second ("second
+ * part") waits until the returned function is called.
+ */
+function twoStepsHeld(first: { text: string; chunks?: number }): () => void {
+  const held = Promise.withResolvers<void>();
+  let step = 0;
+  t.llm.respondWith(async () => {
+    if (step++ === 1) await held.promise;
+    return step === 1 ? { ...first, toolCalls: [{ name: "nope_builtin", arguments: {} }] } : { text: "second part" };
+  });
+  return held.resolve;
+}
+
 describe("background", () => {
   test("answers at once in_progress; the turn runs on; GET polls it to completed", async () => {
     let release!: () => void;
@@ -104,13 +118,7 @@ describe("background", () => {
   });
 
   test("a background stream: events as they come; a second reader from starting_after gets the rest", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let step = 0;
-    t.llm.respondWith(async () => {
-      if (step++ === 1) await gate;
-      return step === 1 ? { text: "first part", toolCalls: [{ name: "nope_builtin", arguments: {} }] } : { text: "second part" };
-    });
+    const release = twoStepsHeld({ text: "first part" });
     const { body } = await t.respond({ model: MODEL, input: "two steps", background: true });
     await t.llm.waitForRequests(2); // the first step is done, the second waits
     const early = await stream(`/api/v1/responses/${body.id}?stream=true`);
@@ -130,13 +138,7 @@ describe("background", () => {
 
 describe("streamed retrieval of a running response", () => {
   test("a reader that joins late gets the events so far exactly as the first reader saw them, text deltas included", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let step = 0;
-    t.llm.respondWith(async () => {
-      if (step++ === 1) await gate;
-      return step === 1 ? { text: "the first part, in pieces", chunks: 4, toolCalls: [{ name: "nope_builtin", arguments: {} }] } : { text: "second part" };
-    });
+    const release = twoStepsHeld({ text: "the first part, in pieces", chunks: 4 });
     const first = await openStream(t, { model: MODEL, input: "two steps", background: true });
     const id = (await first.until("response.created")).data.response.id as string;
     await t.llm.waitForRequests(2); // the first step is done, the second waits
