@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import OpenAI from "openai";
+import { Pacer } from "../pacer";
 import { chatRequestBody } from "./request-body";
 import { contentParts, ThinkSplitter } from "./reasoning";
 import { ToolCallAssembler } from "./tool-calls";
@@ -51,8 +52,11 @@ export async function step(client: OpenAI, model: string, req: LlmRequest): Prom
       signal: req.signal,
     })
     .asResponse();
-  return new StepStream(response, new StepReader(model), req.signal);
+  return readStep(response, model, req.signal);
 }
+
+/** A completion's response, read as one step's events. */
+export const readStep = (response: Response, model: string, signal: AbortSignal) => new StepStream(response, new StepReader(model), signal);
 
 export class StepStream {
   readonly #chunks: SseChunks | undefined;
@@ -113,6 +117,15 @@ export class StepStream {
 }
 
 /**
+ * The reads of every LLM stream in the process go on this many per turn of the event loop: a
+ * read costs about 30 µs to its SSE frames, and with 1,000 streams twenty thousand arrive a
+ * second, which held the loop 88–180 ms at a time when nothing bounded them (5–8 ms with 30 a turn)
+ * (docs/performance.md, "Many turns at once").
+ */
+export const READS_PER_LOOP = 32;
+const reads = new Pacer(READS_PER_LOOP);
+
+/**
  * A chat completion's Server-Sent Events as the JSON chunks of each socket read, as the SDK
  * reads them: up to `[DONE]`, an `error` event or a chunk with `error` thrown as the SDK's
  * `APIError`.
@@ -143,6 +156,7 @@ class SseChunks {
       if (this.#done) return undefined;
       // all the reads that are in already, in one go (Bun's own `readMany`)
       const { value, done } = await this.#reader.readMany();
+      await reads.turn();
       for (const bytes of value ?? []) this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
       if (done) {
         // what a server left without the blank line that ends it still counts

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { Pacer } from "../../src/http/pacer";
+import { Pacer } from "../src/pacer";
 
 test("a request alone starts at once", async () => {
   const pacer = new Pacer(2);
