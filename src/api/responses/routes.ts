@@ -99,12 +99,12 @@ function responsesRoutes(
     });
   };
 
+  const authedTurn = authedJson(s);
   return new Elysia({ name: "responses", seed: prefix, prefix })
     .use(requireAuth(s))
     .post(
       "/responses",
       async ({ body, principal }) => {
-        await pacer.turn();
         await takeTurnBudget(s, principal);
         const req = await parseResponsesRequest(body, revision, s.tools, inputReader(s, principal.userId, seal));
         const alone = unstored.servesAlone(req.echo.previous_response_id, principal.userId, { messages: req.messages, resumes: req.toolOutputs.length > 0 });
@@ -142,7 +142,8 @@ function responsesRoutes(
         if (req.echo.background) return run.current;
         return await run.done;
       },
-      { parse: authedJson(s), body: responsesRequest(revision) },
+      // paced before anything is read: a burst's bodies, tokens and schema checks wait their turn too
+      { parse: async (ctx) => (await pacer.turn(), authedTurn(ctx)), body: responsesRequest(revision) },
     )
     .post(
       "/responses/input_tokens",
