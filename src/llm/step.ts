@@ -156,7 +156,8 @@ class SseChunks {
       if (this.#done) return undefined;
       // all the reads that are in already, in one go (Bun's own `readMany`)
       const { value, done } = await this.#reader.readMany();
-      await reads.turn();
+      const turn = reads.turn();
+      if (turn) await turn;
       for (const bytes of value ?? []) this.#parser.feed(this.#decoder.decode(bytes, { stream: true }));
       if (done) {
         // what a server left without the blank line that ends it still counts
