@@ -19,5 +19,5 @@ export function hashToken(token: string): string {
 
 /** Constant-time equality of two strings (hashed first so lengths never leak). */
 export function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
+  return timingSafeEqual(tokenDigest(a), tokenDigest(b));
 }

@@ -117,10 +117,10 @@ export class StepStream {
 }
 
 /**
- * The reads of every LLM stream in the process go on this many per turn of the event loop: a
- * read costs about 30 µs to its SSE frames, and with 1,000 streams twenty thousand arrive a
- * second, which held the loop 88–180 ms at a time when nothing bounded them (5–8 ms with 30 a turn)
- * (docs/performance.md, "Many turns at once").
+ * The reads of every LLM stream in the process go on this many per turn of the event loop. A
+ * read costs about 30 µs to its SSE frames; with 1,000 streams twenty thousand arrive a
+ * second, and unbounded they held the loop 88–180 ms at a time (6–15 ms now:
+ * docs/performance.md, "Many turns at once").
  */
 export const READS_PER_LOOP = 32;
 const reads = new Pacer(READS_PER_LOOP);

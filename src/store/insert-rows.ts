@@ -73,10 +73,11 @@ const shapes = new WeakMap<Table, Shape>();
 function shapeOf(table: Table): Shape {
   let shape = shapes.get(table);
   if (!shape) {
-    const columns = Object.entries(getTableColumns(table)).filter(([, c]) => !(c as { shouldDisableInsert?: () => boolean }).shouldDisableInsert?.() && !assignedByDatabase(c)) as [string, Column][];
+    const all = Object.entries(getTableColumns(table)) as [string, Column][];
+    const columns = all.filter(([, c]) => !(c as { shouldDisableInsert?: () => boolean }).shouldDisableInsert?.() && !assignedByDatabase(c));
     for (const [, c] of columns) if (is(c.default, SQL)) throw new Error(`insertRows: ${getTableName(table)}.${c.name} has an SQL default`);
     const names = columns.map(([, c]) => `"${c.name}"`).join(", ");
-    const assigned = Object.entries(getTableColumns(table)).flatMap(([key, c]) => (assignedByDatabase(c) ? [key] : []));
+    const assigned = all.flatMap(([key, c]) => (assignedByDatabase(c) ? [key] : []));
     shape = { head: `insert into "${getTableName(table)}" (${names}) values `, columns, assigned };
     shapes.set(table, shape);
   }

@@ -42,18 +42,15 @@ export function keepPreparedStatements(): void {
  */
 function rawAnsweredOnce(stmt: Statement): Statement {
   if (stmt.reader) return stmt;
-  let refusal: unknown;
   try {
     stmt.raw(true);
-    return stmt;
-  } catch (e) {
-    refusal = e;
+  } catch (refusal) {
+    Object.defineProperty(stmt, "raw", {
+      value: () => {
+        throw refusal;
+      },
+    });
   }
-  Object.defineProperty(stmt, "raw", {
-    value: () => {
-      throw refusal;
-    },
-  });
   return stmt;
 }
 
