@@ -5,7 +5,8 @@ import { announcer } from "./announcer";
 import { api } from "./api";
 import { itemView, type ItemActions, type ItemPlace, type ItemView } from "./chat-items";
 import { Composer } from "./composer";
-import { fill, h } from "./dom";
+import { h } from "./dom";
+import { ThreadActions } from "./thread-actions";
 import { ThreadList } from "./thread-list";
 import type { ChatEvent, Decision } from "./wire";
 
@@ -36,12 +37,12 @@ export class ChatView {
     h("h2", { text: "What can I help with?" }),
     h("p", { text: "Ask anything. Tool calls and approvals show up here as they happen." }),
   );
-  #rename = h("button", { type: "button", class: "ghost head-action", text: "Rename" });
-  #renameForm = h("form", { class: "rename", hidden: true });
-  #renameInput = h("input", { type: "text", "aria-label": "Conversation title", maxLength: 200, dir: "auto" });
-  #delete = h("button", { type: "button", class: "ghost head-action delete-chat", text: "Delete" });
-  #confirmDelete = h("div", { class: "confirm-delete", role: "alertdialog", "aria-labelledby": "confirm-delete-text", hidden: true });
-  #keep = h("button", { type: "button", class: "ghost", text: "Keep" });
+  #headActions = new ThreadActions({
+    title: () => this.list.title(this.#current) ?? "",
+    rename: (title) => void this.#saveRename(title),
+    remove: () => void this.#deleteThread(),
+    changed: () => this.#render(),
+  });
   #toggle = h("button", {
     type: "button",
     class: "ghost icon drawer-toggle",
@@ -71,34 +72,7 @@ export class ChatView {
 
     this.#toggle.addEventListener("click", () => this.#drawer(!this.el.classList.contains("drawer-open")));
     const backdrop = h("div", { class: "backdrop", onclick: () => this.#drawer(false) });
-    this.#rename.addEventListener("click", () => this.#askRename(true));
-    this.#renameForm.append(
-      this.#renameInput,
-      h("button", { type: "submit", class: "primary", text: "Save" }),
-      h("button", { type: "button", class: "ghost", text: "Cancel", onclick: () => this.#askRename(false) }),
-    );
-    this.#renameForm.addEventListener("submit", (e) => (e.preventDefault(), void this.#saveRename()));
-    this.#renameInput.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") (e.stopPropagation(), this.#askRename(false));
-    });
-    this.#delete.addEventListener("click", () => this.#askDelete(true));
-    this.#keep.addEventListener("click", () => this.#askDelete(false));
-    fill(
-      this.#confirmDelete,
-      h("span", { class: "small", id: "confirm-delete-text", text: "Delete this conversation for good?" }),
-      h("button", { type: "button", class: "danger", text: "Delete conversation", onclick: () => void this.#deleteThread() }),
-      this.#keep,
-    );
-    const head = h(
-      "div",
-      { class: "conv-head" },
-      this.#toggle,
-      h("div", { class: "conv-heading" }, this.#title, this.#modelLabel),
-      this.#renameForm,
-      this.#rename,
-      this.#delete,
-      this.#confirmDelete,
-    );
+    const head = h("div", { class: "conv-head" }, this.#toggle, h("div", { class: "conv-heading" }, this.#title, this.#modelLabel), ...this.#headActions.els);
     const main = h("section", { class: "conversation", "aria-labelledby": "conv-title" }, head, this.#messages, this.composer.el);
     this.#title.id = "conv-title";
     this.el = h("div", { class: "screen chat" }, this.list.el, backdrop, main);
@@ -121,8 +95,8 @@ export class ChatView {
    */
   async open(threadId: string | null, push = false, focus: "input" | "approval" | "none" = "input"): Promise<void> {
     this.#drawer(false, false);
-    this.#askDelete(false, false);
-    this.#askRename(false, false);
+    this.#headActions.askDelete(false, false);
+    this.#headActions.askRename(false, false);
     if (this.composer.editing) this.composer.cancelEdit();
     if (push) history.pushState(null, "", threadId ? `/?thread=${encodeURIComponent(threadId)}` : "/");
     const changed = threadId !== this.#current;
@@ -323,31 +297,12 @@ export class ChatView {
     else this.#toggle.focus();
   }
 
-  #askDelete(asking: boolean, focus = true): void {
-    this.#confirmDelete.hidden = !asking;
-    this.#render();
-    if (!focus) return;
-    if (asking) this.#keep.focus();
-    else this.#delete.focus();
-  }
-
-  #askRename(asking: boolean, focus = true): void {
-    this.#renameForm.hidden = !asking;
-    this.#render();
-    if (asking) {
-      this.#renameInput.value = this.list.title(this.#current) ?? "";
-      this.#renameInput.focus();
-      this.#renameInput.select();
-    } else if (focus) this.#rename.focus();
-  }
-
-  async #saveRename(): Promise<void> {
+  async #saveRename(title: string): Promise<void> {
     const id = this.#current;
-    const title = this.#renameInput.value.trim();
-    if (!id || !title) return;
+    if (!id) return;
     try {
       await api.rename(id, title);
-      this.#askRename(false);
+      this.#headActions.askRename(false);
       await this.refreshThreads();
       this.#render();
       announcer.say(`Renamed to ${title}.`);
@@ -365,7 +320,7 @@ export class ChatView {
       await api.deleteThread(id);
     } catch (e) {
       this.#model.notice(id, "error", `Could not delete: ${(e as Error).message}`);
-      this.#askDelete(false);
+      this.#headActions.askDelete(false);
       return;
     }
     this.list.removed(id);
@@ -379,8 +334,7 @@ export class ChatView {
   #key(e: KeyboardEvent): void {
     if (e.key !== "Escape" || e.defaultPrevented) return;
     if (this.el.classList.contains("drawer-open")) return (e.preventDefault(), this.#drawer(false));
-    if (!this.#confirmDelete.hidden) return (e.preventDefault(), this.#askDelete(false));
-    if (!this.#renameForm.hidden) return (e.preventDefault(), this.#askRename(false));
+    if (this.#headActions.escape()) return e.preventDefault();
     if (this.#model.running(this.#current)) return (e.preventDefault(), this.stop());
   }
 
@@ -413,9 +367,7 @@ export class ChatView {
     const title = this.list.title(id) || (items.find((i) => i.kind === "user") as { text?: string } | undefined)?.text?.slice(0, 80) || "";
     this.#title.textContent = id === null ? "New chat" : title || "Conversation";
     this.#modelLabel.textContent = this.#modelName ? `Answers by ${this.#modelName}` : "";
-    const asking = !this.#confirmDelete.hidden || !this.#renameForm.hidden;
-    this.#delete.hidden = id === null || asking;
-    this.#rename.hidden = id === null || asking;
+    this.#headActions.show(id !== null);
     if (this.shown) document.title = `${id === null ? "New chat" : title || "Conversation"} · service`;
 
     const box = this.#messages;
