@@ -1,8 +1,10 @@
 // A throwaway PostgreSQL cluster from Debian's `postgresql` package, for the tests that run
 // on PostgreSQL: `initdb` and `pg_ctl` in a temporary directory, trust auth on loopback, one
-// cluster per test process (started on first use, stopped when the process exits), and a new
-// empty database for each caller. Where PostgreSQL is not installed, `pgInstalled` is false
-// and the tests that need it skip with one line.
+// cluster per test process, and a new empty database for each caller. The cluster starts on
+// first use and stops after the last test (`bun test` runs no `exit` handler: the preload
+// tests/support/after-all-tests.ts stops it), or when a script using it exits. Where
+// PostgreSQL is not installed, `pgInstalled` is false and the tests that need it skip with
+// one line.
 import { spawnSync } from "bun";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -41,6 +43,8 @@ interface Cluster {
   admin: ReturnType<typeof postgres>;
 }
 let cluster: Promise<Cluster> | undefined;
+/** Stops the running cluster and removes its directory; set while one runs. */
+let stopRunning: (() => void) | undefined;
 let databases = 0;
 
 /** initdb refuses to run as root: the cluster belongs to the `postgres` user then. */
@@ -75,12 +79,25 @@ async function startCluster(): Promise<Cluster> {
   const port = await freePort();
   const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=1000"];
   run([join(BIN, "pg_ctl"), "-D", data, "-o", options.join(" "), "-l", join(dir, "log"), "-w", "start"]);
-  process.once("exit", () => {
+  stopRunning = () => {
     spawnSync(asOwner([join(BIN, "pg_ctl"), "-D", data, "-m", "immediate", "stop"]));
     rmSync(dir, { recursive: true, force: true });
-  });
+  };
+  process.once("exit", () => stopRunning?.());
   const admin = postgres({ host: "127.0.0.1", port, user: "postgres", database: "postgres", max: 1, onnotice: () => {} });
   return { dir, port, admin };
+}
+
+/** Stops this process's cluster, if it started one: its databases go with it. */
+export async function stopPostgres(): Promise<void> {
+  const running = cluster;
+  const stop = stopRunning;
+  if (!running || !stop) return;
+  cluster = undefined;
+  stopRunning = undefined;
+  byHome.clear();
+  await (await running).admin.end({ timeout: 0 }).catch(() => {});
+  stop();
 }
 
 /** The database of a service home (TEST_DATABASE=postgres): a service started again on the home finds its data. */
