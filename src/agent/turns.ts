@@ -23,9 +23,8 @@ import { agentLoop } from "./loop";
 import { resumeCalls } from "./recover";
 import { TurnBus, type TurnInfo } from "./bus";
 import { TurnMeter } from "../usage/meter";
-import { microUsd, type Prices } from "../usage/prices";
+import type { Prices } from "../usage/prices";
 import type { Budgets } from "../usage/budgets";
-import { localDay, type UsageRow } from "../store/usage";
 import type { UsageLedger } from "../usage/ledger";
 import { egressKey } from "./policy";
 import { TurnTrust, type DestinationRule } from "./trust";
@@ -390,7 +389,7 @@ export class Agent {
       };
       if (req.store !== false) await this.#records.commit(req, turn, prepared, result, ran);
       // what it cost counts whether or not the turn is kept
-      this.deps.usage?.ledger.add(this.#usageRows(req, turn, prepared.meter));
+      this.deps.usage?.ledger.add(prepared.meter.rows({ responseId: turn.id, userId: req.userId, threadId: turn.threadId, channel: req.channel, routineId: req.origin?.routineId ?? null }));
       return result;
     });
     try {
@@ -405,28 +404,6 @@ export class Agent {
       this.bus.publish(info, { type: "turn.completed", error: e as Error, waiting: null });
       throw e;
     }
-  }
-
-  /** The turn's usage rows, one per model that answered; none when nothing is kept. */
-  #usageRows(req: TurnRequest, turn: TurnHandle, meter: TurnMeter): UsageRow[] {
-    if (!this.deps.usage || !meter.byModel.size) return [];
-    const now = Date.now();
-    const day = localDay(now);
-    return [...meter.byModel].map(([model, u]) => ({
-      responseId: turn.id,
-      userId: req.userId,
-      threadId: turn.threadId,
-      channel: req.channel,
-      routineId: req.origin?.routineId ?? null,
-      model,
-      inputTokens: u.inputTokens,
-      cachedTokens: u.cachedTokens,
-      outputTokens: u.outputTokens,
-      reasoningTokens: u.reasoningTokens,
-      costMicroUsd: microUsd(u.costUsd),
-      day,
-      createdAt: now,
-    }));
   }
 
   /** A turn's cost counted against the user's budgets: past 80 % of one, the user is told (and the log). */

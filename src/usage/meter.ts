@@ -1,5 +1,6 @@
 import type { Llm, LlmEvent } from "../llm/types";
-import { addUsage, costUsd, noUsage, type Prices, type TokenUsage } from "./prices";
+import { localDay, type UsageRow } from "../store/usage";
+import { addUsage, costUsd, microUsd, noUsage, type Prices, type TokenUsage } from "./prices";
 
 /** One LLM request of a turn, once it ended: the bus's `llm.request` event. */
 export interface LlmRequestEnded {
@@ -57,6 +58,23 @@ export class TurnMeter {
     const t = noUsage();
     for (const u of this.byModel.values()) addUsage(t, u);
     return t;
+  }
+
+  /** The usage ledger's rows of the turn, one per model that answered (none when none did). */
+  rows(turn: Pick<UsageRow, "responseId" | "userId" | "threadId" | "channel" | "routineId">): UsageRow[] {
+    const now = Date.now();
+    const day = localDay(now);
+    return [...this.byModel].map(([model, u]) => ({
+      ...turn,
+      model,
+      inputTokens: u.inputTokens,
+      cachedTokens: u.cachedTokens,
+      outputTokens: u.outputTokens,
+      reasoningTokens: u.reasoningTokens,
+      costMicroUsd: microUsd(u.costUsd),
+      day,
+      createdAt: now,
+    }));
   }
 
   #count(model: string, ev: Extract<LlmEvent, { type: "usage" }>): TokenUsage {

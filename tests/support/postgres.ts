@@ -41,10 +41,10 @@ interface Cluster {
   dir: string;
   port: number;
   admin: ReturnType<typeof postgres>;
+  /** Stops the server and removes its directory. */
+  stop(): void;
 }
 let cluster: Promise<Cluster> | undefined;
-/** Stops the running cluster and removes its directory; set while one runs. */
-let stopRunning: (() => void) | undefined;
 let databases = 0;
 
 /** initdb refuses to run as root: the cluster belongs to the `postgres` user then. */
@@ -79,25 +79,24 @@ async function startCluster(): Promise<Cluster> {
   const port = await freePort();
   const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=1000"];
   run([join(BIN, "pg_ctl"), "-D", data, "-o", options.join(" "), "-l", join(dir, "log"), "-w", "start"]);
-  stopRunning = () => {
+  const stop = () => {
     spawnSync(asOwner([join(BIN, "pg_ctl"), "-D", data, "-m", "immediate", "stop"]));
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once("exit", () => stopRunning?.());
+  process.once("exit", stop);
   const admin = postgres({ host: "127.0.0.1", port, user: "postgres", database: "postgres", max: 1, onnotice: () => {} });
-  return { dir, port, admin };
+  return { dir, port, admin, stop };
 }
 
 /** Stops this process's cluster, if it started one: its databases go with it. */
 export async function stopPostgres(): Promise<void> {
   const running = cluster;
-  const stop = stopRunning;
-  if (!running || !stop) return;
   cluster = undefined;
-  stopRunning = undefined;
   byHome.clear();
-  await (await running).admin.end({ timeout: 0 }).catch(() => {});
-  stop();
+  const c = await running?.catch(() => undefined);
+  if (!c) return;
+  await c.admin.end({ timeout: 0 }).catch(() => {});
+  c.stop();
 }
 
 /** The database of a service home (TEST_DATABASE=postgres): a service started again on the home finds its data. */
