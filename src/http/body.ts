@@ -2,13 +2,25 @@ import { InvalidRequest, PayloadTooLarge } from "../errors";
 
 export const MAX_BODY_BYTES = 14 * 1024 * 1024;
 
+/** Refuses bytes that are not UTF-8; `decode` without `stream` keeps no state between calls. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * The body's bytes, at most 14 MiB whether its length is declared or it comes chunked: the
  * listener itself lets larger bodies through so that they get the JSON envelope, not an empty 413.
  */
 export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
-  if (Number(request.headers.get("content-length") ?? 0) > limit) throw new PayloadTooLarge("14 MiB");
+  const declared = request.headers.get("content-length");
+  if (Number(declared ?? 0) > limit) throw new PayloadTooLarge("14 MiB");
   if (!request.body) return new Uint8Array();
+  // a declared length is what the listener reads, no more: the body is read whole at once
+  if (declared !== null) {
+    try {
+      return await request.bytes();
+    } catch {
+      throw new InvalidRequest("The request body could not be read.");
+    }
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -35,7 +47,7 @@ export async function readJson(request: Request): Promise<unknown> {
   const bytes = await readBodyBytes(request);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = utf8.decode(bytes);
   } catch {
     throw new InvalidRequest("The request body could not be read as UTF-8 text.");
   }

@@ -43,3 +43,30 @@ test("a body just under the limit is read", async () => {
   expect(res.status).toBe(400);
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe("context_length_exceeded");
 });
+
+test("a body is read the same whether its length is declared or it comes chunked", async () => {
+  const json = JSON.stringify({ model: "m", input: "Say hello." });
+  const chunked = () => {
+    const bytes = new TextEncoder().encode(json);
+    let at = 0;
+    return new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (at < bytes.length) c.enqueue(bytes.subarray(at, (at += 7)));
+        else c.close();
+      },
+    });
+  };
+  for (const body of [json, chunked()]) {
+    const res = await t.api("/api/v1/responses", { method: "POST", body, headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { status: string }).status).toBe("completed");
+  }
+  // bytes that are not UTF-8 are refused, declared or chunked
+  const bad = new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x7d]);
+  const once = () => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(bad), c.close()) });
+  for (const body of [bad, once()]) {
+    const res = await t.api("/api/v1/responses", { method: "POST", body, headers: { "content-type": "application/json" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("UTF-8");
+  }
+});
