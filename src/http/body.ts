@@ -12,8 +12,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (Number(declared ?? 0) > limit) throw new PayloadTooLarge("14 MiB");
-  if (!request.body) return new Uint8Array();
-  // a declared length is what the listener reads, no more: the body is read whole at once
+  // a declared length is what the listener reads, no more: the body is read whole at once,
+  // without the stream that `request.body` would make of it
   if (declared !== null) {
     try {
       return await request.bytes();
@@ -21,6 +21,7 @@ export async function readBodyBytes(request: Request, limit = MAX_BODY_BYTES): P
       throw new InvalidRequest("The request body could not be read.");
     }
   }
+  if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
