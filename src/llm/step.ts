@@ -37,22 +37,59 @@ interface Chunk {
  * finished (a finish reason came), the request was cancelled (the signal's reason is
  * thrown), or the stream broke. `cancel` lets go of a stream left unread.
  *
- * The SDK sends the request (its headers, its errors for a refused one); the body is read
+ * The SDK builds the request (its URL and headers, once per client) and sends it through its
+ * own transport; a refused one fails with the SDK's error for its status. The body is read
  * here, with one parser call per read, where the SDK's own reader runs each chunk through
  * five async generators, a race with the abort signal and a line decoder
  * (docs/performance.md, "Many turns at once").
  */
 export async function step(client: OpenAI, model: string, req: LlmRequest): Promise<StepStream> {
-  // the SDK's own `chat.completions.create`, with the body serialised here (request-body.ts)
-  const response = await client
-    .post("/chat/completions", {
-      body: chatRequestBody(model, req),
-      headers: { "content-type": "application/json" },
-      stream: true,
-      signal: req.signal,
-    })
-    .asResponse();
+  const { url, init, timeout } = await chatRequest(client);
+  const controller = new AbortController();
+  let response: Response;
+  try {
+    // the SDK's own transport: its timeout, and the caller's signal linked for the body's reads too
+    response = await client.fetchWithTimeout(url, { ...init, body: chatRequestBody(model, req), signal: req.signal }, timeout, controller);
+  } catch (e) {
+    throw requestFailure(e, req.signal, controller.signal);
+  }
+  if (!response.ok) throw await statusError(response);
   return readStep(response, model, req.signal);
+}
+
+/**
+ * The request the SDK makes of `chat.completions.create` with a streamed body, built by the SDK
+ * once per client: its URL, headers (the key, the SDK's own) and timeout never change, and
+ * building them anew took about a tenth of a turn's CPU (docs/performance.md).
+ */
+const chatRequests = new WeakMap<OpenAI, Promise<{ url: string; init: RequestInit; timeout: number }>>();
+function chatRequest(client: OpenAI) {
+  let built = chatRequests.get(client);
+  if (!built) {
+    built = client
+      .buildRequest({ method: "post", path: "/chat/completions", body: "{}", headers: { "content-type": "application/json" }, stream: true })
+      .then(({ url, req: { body: _, ...init }, timeout }) => ({ url, init, timeout: timeout ?? client.timeout }));
+    built.catch(() => chatRequests.delete(client));
+    chatRequests.set(client, built);
+  }
+  return built;
+}
+
+/** A request that got no answer, as the SDK's `post` reports it: cancelled, timed out, or not connected. */
+function requestFailure(e: unknown, signal: AbortSignal, transport: AbortSignal): Error {
+  if (signal.aborted) return new OpenAI.APIUserAbortError();
+  if (transport.aborted || /timed? ?out/i.test(String(e))) return Object.assign(new OpenAI.APIConnectionTimeoutError(), { cause: e });
+  return new OpenAI.APIConnectionError({ cause: e as Error });
+}
+
+/** A refused request's error, as the SDK's `post` makes it: the class for its status, the provider's body. */
+async function statusError(response: Response): Promise<Error> {
+  const text = await response.text().catch((e: Error) => e.message);
+  let body: object | undefined;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return OpenAI.APIError.generate(response.status, body, body ? undefined : text, response.headers);
 }
 
 /** A completion's response, read as one step's events. */

@@ -1,8 +1,10 @@
 // How a streamed completion's body is read (src/llm/step.ts): the service parses the events
 // itself, so what the SDK's own reader did must still hold.
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
 import { openAiLlm } from "../../src/llm/openai";
-import { READS_PER_LOOP, readStep } from "../../src/llm/step";
+import { describeFailure } from "../../src/llm/retry";
+import { READS_PER_LOOP, readStep, step } from "../../src/llm/step";
 import type { LlmEvent } from "../../src/llm/types";
 
 let body = "";
@@ -79,4 +81,91 @@ test("a flood of stream reads goes on a batch per turn of the event loop, each s
   for (const t of firstReadTurns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
   expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(READS_PER_LOOP);
   expect(perTurn.size).toBeGreaterThanOrEqual(4);
+});
+
+describe("the request: the SDK's, built once per client", () => {
+  type Seen = { headers: Record<string, string>; body: string };
+  let seen: Seen[] = [];
+  let answer: () => Response | Promise<Response> = () => new Response(chunk({ content: "ok" }, "stop"), { headers: { "content-type": "text/event-stream" } });
+  const upstream = Bun.serve({
+    port: 0,
+    async fetch(req) {
+      seen.push({ headers: Object.fromEntries(req.headers), body: await req.text() });
+      return answer();
+    },
+  });
+  afterAll(() => upstream.stop(true));
+  const client = (timeout = 600_000) => new OpenAI({ baseURL: `http://127.0.0.1:${upstream.port}/v1`, apiKey: "sk-step", maxRetries: 0, timeout });
+  const request = (content: string, signal = new AbortController().signal) => ({ messages: [{ role: "user" as const, content }], tools: [], signal });
+  /** What the SDK's own `post` makes of the same request: its error, or undefined. */
+  const sdkPost = (c: OpenAI, signal?: AbortSignal) =>
+    c.post("/chat/completions", { body: "{}", headers: { "content-type": "application/json" }, stream: true, signal }).asResponse().then(() => undefined, (e: Error) => e);
+  const stepError = (c: OpenAI, signal?: AbortSignal) =>
+    step(c, "m", request("hi", signal)).then((s) => (s.cancel(), undefined), (e: Error) => e);
+
+  test("each step sends the headers the SDK's post sends, and its own body", async () => {
+    seen = [];
+    const c = client();
+    await sdkPost(c);
+    for (const content of ["hi", "a longer question than the first"]) {
+      const s = await step(c, "m", request(content));
+      while (await s.next());
+    }
+    const [sdk, first, second] = seen as [Seen, Seen, Seen];
+    const { "content-length": _, ...sdkHeaders } = sdk.headers;
+    for (const r of [first, second]) {
+      const { "content-length": length, ...headers } = r.headers;
+      expect(headers).toEqual(sdkHeaders);
+      expect(Number(length)).toBe(new TextEncoder().encode(r.body).length);
+    }
+    expect(sdkHeaders.authorization).toBe("Bearer sk-step");
+    expect(sdkHeaders["user-agent"]).toStartWith("OpenAI/JS");
+    expect(JSON.parse(first.body).messages[0].content).toBe("hi");
+    expect(JSON.parse(second.body).messages[0].content).toBe("a longer question than the first");
+  });
+
+  test("a refused request fails as the SDK's post fails: the class for its status, the provider's words", async () => {
+    const c = client();
+    for (const refusal of [
+      () => Response.json({ error: { message: "slow down", type: "rate_limit", code: "rate_limited" } }, { status: 429, headers: { "retry-after": "2" } }),
+      () => new Response("<html>bad gateway</html>", { status: 502, headers: { "content-type": "text/html" } }),
+      () => Response.json({ error: { message: "no such model" } }, { status: 404 }),
+    ]) {
+      answer = refusal;
+      const [sdk, ours] = [await sdkPost(c), await stepError(c)];
+      expect(ours).toBeInstanceOf(OpenAI.APIError);
+      expect(ours!.constructor).toBe(sdk!.constructor);
+      expect(ours!.message).toBe(sdk!.message);
+      expect((ours as InstanceType<typeof OpenAI.APIError>).status).toBe((sdk as InstanceType<typeof OpenAI.APIError>).status);
+      expect((ours as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after") ?? null).toBe((sdk as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after") ?? null);
+    }
+  });
+
+  test("no answer fails as the SDK's post fails: timed out, not connected, or cancelled", async () => {
+    answer = () => Bun.sleep(2_000).then(() => new Response("late"));
+    const slow = client(100);
+    const [sdkTimeout, ourTimeout] = [await sdkPost(slow), await stepError(slow)];
+    expect(ourTimeout).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+    expect(ourTimeout!.constructor).toBe(sdkTimeout!.constructor);
+
+    const cancel = () => {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      return ac.signal;
+    };
+    const c = client();
+    const [sdkCancel, ourCancel] = [await sdkPost(c, cancel()), await stepError(c, cancel())];
+    expect(ourCancel).toBeInstanceOf(OpenAI.APIUserAbortError);
+    expect(ourCancel!.constructor).toBe(sdkCancel!.constructor);
+
+    const closed = Bun.serve({ port: 0, fetch: () => new Response() });
+    const port = closed.port;
+    closed.stop(true);
+    const gone = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "k", maxRetries: 0 });
+    const [sdkGone, ourGone] = [await sdkPost(gone), await stepError(gone)];
+    expect(ourGone).toBeInstanceOf(OpenAI.APIConnectionError);
+    expect(ourGone!.constructor).toBe(sdkGone!.constructor);
+    expect(ourGone!.message).toBe(sdkGone!.message);
+    expect(describeFailure(ourGone)).toBe(describeFailure(sdkGone));
+  });
 });
