@@ -43,7 +43,9 @@ export class ToolOffer implements ToolFinder {
     const specs = this.o.registry.specs();
     if (specs !== this.#from) {
       this.#from = specs;
-      this.#allowed = specs.filter((t) => t.name !== TOOL_SEARCH && this.o.policy(t.name) !== "deny");
+      const kept = catalogs.get(this.o.policy);
+      this.#allowed = kept?.from === specs ? kept.allowed : specs.filter((t) => t.name !== TOOL_SEARCH && this.o.policy(t.name) !== "deny");
+      catalogs.set(this.o.policy, { from: specs, allowed: this.#allowed });
     }
     return this.#allowed;
   }
@@ -81,6 +83,13 @@ export class ToolOffer implements ToolFinder {
     return Math.floor(this.o.budget.prompt / 4) - rawToolTokens([search, ...this.o.external]);
   }
 }
+
+/**
+ * The catalog each policy function last allowed, and the registry's specs it was made from:
+ * a user's policy is one function until it changes (agent/policy.ts), so the turns of a user
+ * filter the registry once, not twice a turn each.
+ */
+const catalogs = new WeakMap<(tool: string) => ApprovalPolicy, { from: readonly ToolSpec[]; allowed: ToolSpec[] }>();
 
 /** The tools, in order, that fit in `room` raw tokens; the first one always does. */
 function fit(tools: ToolSpec[], room: number): ToolSpec[] {

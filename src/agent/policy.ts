@@ -41,6 +41,9 @@ export function approvalPolicies(
   const operator = operatorPolicy(config.tools);
   // each user's own decisions, read once: they change only through allowAlways (and forget)
   const known = new Map<string, Promise<Record<string, ApprovalPolicy>>>();
+  // one policy function per user for as long as what was read of the user holds: what each turn
+  // offers the model is worked out once per function (agent/offer.ts)
+  const made = new Map<string, { from: Promise<Record<string, ApprovalPolicy>>; policy: (tool: string) => ApprovalPolicy }>();
   return {
     async policies(userId: string): Promise<(tool: string) => ApprovalPolicy> {
       let read = known.get(userId);
@@ -49,14 +52,18 @@ export function approvalPolicies(
         read.catch(() => known.delete(userId));
       }
       const mine = await read;
+      const kept = made.get(userId);
+      if (kept?.from === read) return kept.policy;
       const owner = userId === OWNER_ID;
-      return (tool) => {
+      const policy = (tool: string): ApprovalPolicy => {
         if (tool === TOOL_SEARCH) return "auto";
         if (!owner && ownerOnly(tool)) return "deny";
         const set = operator(tool);
         if (set === "deny") return "deny";
         return (Object.hasOwn(mine, tool) ? mine[tool] : undefined) ?? set ?? defaults(tool);
       };
+      made.set(userId, { from: read, policy });
+      return policy;
     },
     /**
      * Where this user's calls may send data without asking in a turn that read untrusted
@@ -79,7 +86,7 @@ export function approvalPolicies(
       known.delete(userId);
     },
     /** Forgets what was read of a user (the user was deleted). */
-    forget: (userId: string) => void known.delete(userId),
+    forget: (userId: string) => void (known.delete(userId), made.delete(userId)),
   };
 }
 

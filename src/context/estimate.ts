@@ -19,7 +19,20 @@ const IMAGE_TOKENS = 765;
 /** Any character outside ASCII: most text has none, and is then measured by its length alone. */
 const NON_ASCII = /[^\x00-\x7f]/;
 
+/** The last long texts measured: a turn measures its system prompt three times, the same string each time. */
+const LONG_TEXT = 512;
+const recent: { text: string; tokens: number }[] = [];
+
 export function rawTextTokens(text: string): number {
+  if (text.length < LONG_TEXT) return measureText(text);
+  for (const r of recent) if (r.text === text) return r.tokens;
+  const tokens = measureText(text);
+  recent.unshift({ text, tokens });
+  recent.length = Math.min(recent.length, 2);
+  return tokens;
+}
+
+function measureText(text: string): number {
   if (!NON_ASCII.test(text)) return Math.ceil(text.length / ASCII_CHARS_PER_TOKEN);
   let ascii = 0;
   let other = 0;
