@@ -54,10 +54,14 @@ export class ToolOffer implements ToolFinder {
     return this.#catalog().length;
   }
 
-  /** The tools of the next model step, given the turn's items so far. */
-  specs(produced: readonly ConversationItem[] = []): ToolSpec[] {
+  /**
+   * The tools of the next model step, given the turn's items so far: the same array from turn
+   * to turn while the user's catalog is offered whole and the caller brings none (its JSON is
+   * then made once: llm/request-body.ts).
+   */
+  specs(produced: readonly ConversationItem[] = []): readonly ToolSpec[] {
     const catalog = this.#catalog();
-    if (rawToolTokens(catalog) + rawToolTokens(this.o.external) <= this.o.budget.window / 4) return [...catalog, ...this.o.external];
+    if (rawToolTokens(catalog) + rawToolTokens(this.o.external) <= this.o.budget.window / 4) return this.o.external.length ? [...catalog, ...this.o.external] : catalog;
     for (const item of produced.slice(this.#seen)) {
       if (item.type !== "function_call") continue;
       this.#called.delete(item.name);

@@ -297,7 +297,7 @@ export class Agent {
     deadline?: number,
     /** Refuse (400) an input that could never fit: what a turn does before it stores anything. */
     check = true,
-  ): Promise<Pick<Prepared, "context" | "input" | "policy" | "meter" | "stored"> & { offered: ToolSpec[] }> {
+  ): Promise<Pick<Prepared, "context" | "input" | "policy" | "meter" | "stored"> & { offered: readonly ToolSpec[] }> {
     const { deps } = this;
     const policy = withMemory(await deps.policies(req.userId), req.memory);
     const meter = new TurnMeter(deps.usage?.prices ?? {});

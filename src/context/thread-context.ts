@@ -113,7 +113,7 @@ export class ThreadContext {
   }
 
   /** A 400 before anything is stored when the new input could never fit, whatever is summarised. */
-  checkInput(current: ConversationItem[], tools: ToolSpec[]): void {
+  checkInput(current: ConversationItem[], tools: readonly ToolSpec[]): void {
     const need = this.#fixed(tools) + total(trimOutputs(this.#sized(current), 0, MIN_OUTPUT_TOKENS, this.#size));
     if (need <= this.budget.prompt) return;
     throw new InvalidRequest(
@@ -125,7 +125,7 @@ export class ThreadContext {
   }
 
   /** What a step with these items would take as things stand, before anything is made to fit. */
-  measure(current: ConversationItem[], tools: ToolSpec[]): number {
+  measure(current: ConversationItem[], tools: readonly ToolSpec[]): number {
     return this.#fixed(tools) + total(this.#sized([...this.#history.map((p) => p.item), ...current]));
   }
 
@@ -141,7 +141,7 @@ export class ThreadContext {
   }
 
   /** The messages of the next model step, made to fit. */
-  async step(current: ConversationItem[], tools: ToolSpec[], signal: AbortSignal): Promise<StepMessages> {
+  async step(current: ConversationItem[], tools: readonly ToolSpec[], signal: AbortSignal): Promise<StepMessages> {
     const usage: Usage = { inputTokens: 0, outputTokens: 0 };
     let compacted: CompactionItem | undefined;
     for (;;) {
@@ -285,11 +285,11 @@ export class ThreadContext {
   }
 
   /** The system prompt (with the summary) and the tool definitions, as the provider will count them. */
-  #fixed(tools: ToolSpec[]): number {
+  #fixed(tools: readonly ToolSpec[]): number {
     return this.#cal().scale(rawMessageTokens({ role: "system", content: this.#system() }) + rawToolTokens(tools));
   }
 
-  #messages(view: Sized[], tools: ToolSpec[]): ChatMessage[] {
+  #messages(view: Sized[], tools: readonly ToolSpec[]): ChatMessage[] {
     // nothing that looks like a credential reaches the model, whoever wrote it
     const system = { role: "system" as const, content: redactedSystem(this.#system(), this.deps.redact) };
     const messages = [system, ...toChatMessages(view.map((s) => s.item)).map((m) => redactMessage(m, this.deps.redact))];

@@ -17,7 +17,15 @@ export function chatRequestBody(model: string, req: Pick<LlmRequest, "messages" 
     ...(req.options?.responseFormat ? { response_format: req.options.responseFormat } : {}),
   });
   if (!req.tools.length) return head;
-  return `${head.slice(0, -1)},"tools":[${req.tools.map(toolJson).join(",")}]}`;
+  return `${head.slice(0, -1)},"tools":${toolsJson(req.tools)}}`;
+}
+
+/** A list of tools offered from turn to turn (agent/offer.ts), as JSON: made once per list. */
+const lists = new WeakMap<readonly ToolSpec[], string>();
+function toolsJson(tools: readonly ToolSpec[]): string {
+  let json = lists.get(tools);
+  if (json === undefined) lists.set(tools, (json = `[${tools.map(toolJson).join(",")}]`));
+  return json;
 }
 
 const serialised = new WeakMap<ToolSpec, string>();

@@ -35,7 +35,7 @@ export interface ToolSpec {
 
 export interface LlmRequest {
   messages: ChatMessage[];
-  tools: ToolSpec[];
+  tools: readonly ToolSpec[];
   signal: AbortSignal;
   /** When the turn must be over (ms since the epoch): no retry waits past it. */
   deadline?: number;

@@ -47,6 +47,13 @@ test("the tools offered are filtered once per policy function and set of registe
   expect(offer()).toEqual(["file_read", "web_fetch"]);
   expect(offer()).toEqual(["file_read", "web_fetch"]);
   expect(asked).toBe(3);
+  // offered whole with no caller tools, it is the same list each turn (its JSON is made once)
+  const list = () => new ToolOffer({ registry, external: [], policy: counted, budget: { window: 100_000, prompt: 90_000 } }).specs();
+  expect(list()).toBe(list());
+  const caller = spec("caller_tool");
+  const withCaller = new ToolOffer({ registry, external: [caller], policy: counted, budget: { window: 100_000, prompt: 90_000 } }).specs();
+  expect(withCaller.map((t) => t.name)).toEqual(["file_read", "web_fetch", "caller_tool"]);
+  expect(list().map((t) => t.name)).toEqual(["file_read", "web_fetch"]);
   // a tool registered meanwhile: the registry's list is a new one, filtered again
   specs = [...specs, spec("shell_exec"), spec("memory_search")];
   expect(offer()).toEqual(["file_read", "web_fetch", "memory_search"]);

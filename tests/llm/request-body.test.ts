@@ -27,3 +27,16 @@ test("no tools: no tools key; the same spec twice is the same text", () => {
   const once = chatRequestBody("m", { messages: [], tools: [weather, weather] });
   expect(JSON.parse(once).tools).toHaveLength(2);
 });
+
+test("a list offered again gives the same tools; another list its own", () => {
+  const clock: ToolSpec = { name: "clock", description: "The time.", parameters: { type: "object", properties: {} } };
+  const offered = [weather, clock];
+  const names = (tools: readonly ToolSpec[], content: string) => {
+    const body = JSON.parse(chatRequestBody("m", { messages: [{ role: "user", content }], tools }));
+    expect(body.messages[0].content).toBe(content);
+    return body.tools.map((t: { function: { name: string } }) => t.function.name);
+  };
+  expect(names(offered, "one")).toEqual(["weather", "clock"]);
+  expect(names(offered, "two")).toEqual(["weather", "clock"]);
+  expect(names([clock], "three")).toEqual(["clock"]);
+});
