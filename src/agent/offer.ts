@@ -34,20 +34,19 @@ export class ToolOffer implements ToolFinder {
 
   constructor(private readonly o: OfferInput) {}
 
-  /** The registry's specs `#catalog` was last made from: a tool registered or gone meanwhile makes it again. */
-  #from: readonly ToolSpec[] | undefined;
-  #allowed: ToolSpec[] = [];
-
-  /** The service's tools the user may call: every registered one but tool_search and those denied. */
+  /**
+   * The service's tools the user may call: every registered one but tool_search and those
+   * denied, worked out again when a tool is registered or gone (the registry's list is then a
+   * new one) or the policy changed (a new function).
+   */
   #catalog(): ToolSpec[] {
-    const specs = this.o.registry.specs();
-    if (specs !== this.#from) {
-      this.#from = specs;
-      const kept = catalogs.get(this.o.policy);
-      this.#allowed = kept?.from === specs ? kept.allowed : specs.filter((t) => t.name !== TOOL_SEARCH && this.o.policy(t.name) !== "deny");
-      catalogs.set(this.o.policy, { from: specs, allowed: this.#allowed });
-    }
-    return this.#allowed;
+    const { registry, policy } = this.o;
+    const specs = registry.specs();
+    const kept = catalogs.get(policy);
+    if (kept?.from === specs) return kept.allowed;
+    const allowed = specs.filter((t) => t.name !== TOOL_SEARCH && policy(t.name) !== "deny");
+    catalogs.set(policy, { from: specs, allowed });
+    return allowed;
   }
 
   get count(): number {
@@ -89,9 +88,9 @@ export class ToolOffer implements ToolFinder {
 }
 
 /**
- * The catalog each policy function last allowed, and the registry's specs it was made from:
- * a user's policy is one function until it changes (agent/policy.ts), so the turns of a user
- * filter the registry once, not twice a turn each.
+ * The catalog each policy function last allowed, and the registry's list it was made from: a
+ * user's policy is one function until it changes (agent/policy.ts), so a user's turns filter
+ * the registry once, not twice a turn each.
  */
 const catalogs = new WeakMap<(tool: string) => ApprovalPolicy, { from: readonly ToolSpec[]; allowed: ToolSpec[] }>();
 
