@@ -39,31 +39,32 @@ export function approvalPolicies(
   ownerOnly: (tool: string) => boolean = () => false,
 ) {
   const operator = operatorPolicy(config.tools);
-  // each user's own decisions, read once: they change only through allowAlways (and forget)
-  const known = new Map<string, Promise<Record<string, ApprovalPolicy>>>();
-  // one policy function per user for as long as what was read of the user holds: what each turn
-  // offers the model is worked out once per function (agent/offer.ts)
-  const made = new Map<string, { from: Promise<Record<string, ApprovalPolicy>>; policy: (tool: string) => ApprovalPolicy }>();
+  /** A user's policy, made from the user's own decisions as read. */
+  const policyOf = (userId: string, mine: Record<string, ApprovalPolicy>) => {
+    const owner = userId === OWNER_ID;
+    return (tool: string): ApprovalPolicy => {
+      if (tool === TOOL_SEARCH) return "auto";
+      if (!owner && ownerOnly(tool)) return "deny";
+      const set = operator(tool);
+      if (set === "deny") return "deny";
+      return (Object.hasOwn(mine, tool) ? mine[tool] : undefined) ?? set ?? defaults(tool);
+    };
+  };
+  // each user's own decisions, read once, and the policy made of them: one function until they
+  // change, which they do only through allowAlways (and forget), so that what each turn offers
+  // the model is worked out once per function (agent/offer.ts)
+  const known = new Map<string, Promise<{ mine: Record<string, ApprovalPolicy>; policy: (tool: string) => ApprovalPolicy }>>();
+  const read = (userId: string) => {
+    let found = known.get(userId);
+    if (!found) {
+      known.set(userId, (found = userPolicies(db, userId).then((mine) => ({ mine, policy: policyOf(userId, mine) }))));
+      found.catch(() => known.delete(userId));
+    }
+    return found;
+  };
   return {
     async policies(userId: string): Promise<(tool: string) => ApprovalPolicy> {
-      let read = known.get(userId);
-      if (!read) {
-        known.set(userId, (read = userPolicies(db, userId)));
-        read.catch(() => known.delete(userId));
-      }
-      const mine = await read;
-      const kept = made.get(userId);
-      if (kept?.from === read) return kept.policy;
-      const owner = userId === OWNER_ID;
-      const policy = (tool: string): ApprovalPolicy => {
-        if (tool === TOOL_SEARCH) return "auto";
-        if (!owner && ownerOnly(tool)) return "deny";
-        const set = operator(tool);
-        if (set === "deny") return "deny";
-        return (Object.hasOwn(mine, tool) ? mine[tool] : undefined) ?? set ?? defaults(tool);
-      };
-      made.set(userId, { from: read, policy });
-      return policy;
+      return (await read(userId)).policy;
     },
     /**
      * Where this user's calls may send data without asking in a turn that read untrusted
@@ -71,12 +72,7 @@ export function approvalPolicies(
      * "always" for (a decision per destination, never per tool).
      */
     async destinations(userId: string): Promise<DestinationRule> {
-      let read = known.get(userId);
-      if (!read) {
-        known.set(userId, (read = userPolicies(db, userId)));
-        read.catch(() => known.delete(userId));
-      }
-      const mine = await read;
+      const { mine } = await read(userId);
       return (destination) =>
         matchesAny(config.tools.egress.allow, destination) ? "allow list" : mine[egressKey(destination)] === "auto" ? "user: always" : undefined;
     },
@@ -86,7 +82,7 @@ export function approvalPolicies(
       known.delete(userId);
     },
     /** Forgets what was read of a user (the user was deleted). */
-    forget: (userId: string) => void (known.delete(userId), made.delete(userId)),
+    forget: (userId: string) => void known.delete(userId),
   };
 }
 
