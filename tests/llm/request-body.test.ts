@@ -40,3 +40,19 @@ test("a list offered again gives the same tools; another list its own", () => {
   expect(names(offered, "two")).toEqual(["weather", "clock"]);
   expect(names([clock], "three")).toEqual(["clock"]);
 });
+
+test("every kind of message, the system prompt's made once: the same text JSON.stringify makes of the whole request", () => {
+  const messages = [
+    { role: "system" as const, content: 'Be "brief".\n\nIdentity:\n' + "x".repeat(5000) },
+    { role: "user" as const, content: [{ type: "text" as const, text: "see" }, { type: "image_url" as const, image_url: { url: "data:image/png;base64,AAAA" } }] },
+    { role: "assistant" as const, content: null, tool_calls: [{ id: "c1", type: "function" as const, function: { name: "weather", arguments: '{"city":"Oslo"}' } }] },
+    { role: "tool" as const, tool_call_id: "c1", content: "rain ✓" },
+  ];
+  const options = { responseFormat: { type: "json_object" } };
+  const whole = (msgs: typeof messages) => JSON.stringify({ model: "m", messages: msgs, stream: true, stream_options: { include_usage: true }, max_tokens: 5, response_format: options.responseFormat });
+  expect(chatRequestBody("m", { messages, tools: [], maxTokens: 5, options })).toBe(whole(messages));
+  expect(chatRequestBody("m", { messages, tools: [], maxTokens: 5, options })).toBe(whole(messages));
+  // a prompt that changed (an identity file written) is the new one
+  const changed = [{ role: "system" as const, content: "Now shorter." }, ...messages.slice(1)];
+  expect(chatRequestBody("m", { messages: changed, tools: [], maxTokens: 5, options })).toBe(whole(changed));
+});
