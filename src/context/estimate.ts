@@ -19,7 +19,11 @@ const IMAGE_TOKENS = 765;
 /** Any character outside ASCII: most text has none, and is then measured by its length alone. */
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** The last long texts measured: a turn measures its system prompt three times, the same string each time. */
+/**
+ * The last long texts measured: a turn measures its system prompt three times, the same string
+ * each time. Compared, not looked up in a map (src/text-memo.ts): most long texts are measured
+ * once, and hashing each would read it a second time.
+ */
 const LONG_TEXT = 512;
 const recent: { text: string; tokens: number }[] = [];
 

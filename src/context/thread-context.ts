@@ -13,6 +13,7 @@ import { memoryFlush, redactMessage, type NoteStore } from "./flush";
 import { isContextOverflow, reportedPromptTokens } from "./overflow";
 import { chooseCut, safeCuts, total, trimOutputs, trimToFit, type Sized } from "./plan";
 import { summarise } from "./summarise";
+import { memoByText } from "../text-memo";
 
 /** What every thread's context shares: the LLM, the settings, what the service has learnt of its tokens. */
 export interface ContextDeps {
@@ -304,18 +305,12 @@ export class ThreadContext {
  * System prompts redacted lately, per redactor: a user's prompt is the same turn after turn
  * (identity files change seldom), and redacting it is most of what a short step's messages cost.
  */
-const redactedSystems = new WeakMap<(text: string) => string, Map<string, string>>();
-const REDACTED_SYSTEMS_KEPT = 64;
+const redactedSystems = new WeakMap<(text: string) => string, (text: string) => string>();
 
 function redactedSystem(text: string, redact: (text: string) => string): string {
-  let seen = redactedSystems.get(redact);
-  if (!seen) redactedSystems.set(redact, (seen = new Map()));
-  let out = seen.get(text);
-  if (out === undefined) {
-    if (seen.size >= REDACTED_SYSTEMS_KEPT) seen.clear();
-    seen.set(text, (out = redact(text)));
-  }
-  return out;
+  let redacted = redactedSystems.get(redact);
+  if (!redacted) redactedSystems.set(redact, (redacted = memoByText(redact)));
+  return redacted(text);
 }
 
 function add(to: Usage, u: Usage): void {

@@ -1,3 +1,4 @@
+import { memoByText } from "../text-memo";
 import type { ChatMessage, LlmRequest, ToolSpec } from "./types";
 
 /**
@@ -20,21 +21,12 @@ export function chatRequestBody(model: string, req: Pick<LlmRequest, "messages" 
 }
 
 /**
- * System prompts' JSON, by their text: a user's prompt (identity files included, often several
+ * A system prompt's JSON, by its text: a user's prompt (identity files included, often several
  * KB) is the same every step, and serialising it anew cost about 14 µs a step at 8 KB.
  */
-const systemPrompts = new Map<string, string>();
-const SYSTEM_PROMPTS_KEPT = 64;
+const systemJson = memoByText((content) => JSON.stringify({ role: "system", content }));
 
-function messageJson(m: ChatMessage): string {
-  if (m.role !== "system") return JSON.stringify(m);
-  let json = systemPrompts.get(m.content);
-  if (json === undefined) {
-    if (systemPrompts.size >= SYSTEM_PROMPTS_KEPT) systemPrompts.clear();
-    systemPrompts.set(m.content, (json = JSON.stringify({ role: m.role, content: m.content })));
-  }
-  return json;
-}
+const messageJson = (m: ChatMessage): string => (m.role === "system" ? systemJson(m.content) : JSON.stringify(m));
 
 /** A list of tools offered from turn to turn (agent/offer.ts), as JSON: made once per list. */
 const lists = new WeakMap<readonly ToolSpec[], string>();
