@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { TurnError } from "../errors";
+import { http1Fetch } from "./http1-fetch";
 import { describeFailure, providerMessage, retryable, retryDelay, sleep } from "./retry";
 import { step, StreamBroken, type StepStream } from "./step";
 import type { StreamSlots } from "./stream-slots";
@@ -25,6 +26,12 @@ export interface OpenAiLlmOptions extends Endpoint {
 export const LLM_NOT_CONFIGURED =
   "No LLM is configured. Set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL (or OPENAI_BASE_URL and OPENAI_API_KEY), or run `service onboard`.";
 
+/**
+ * A model server over plain HTTP is asked on the event loop's own sockets (http1-fetch.ts);
+ * `SERVICE_BUN_FETCH=1` sends every request through Bun's `fetch` instead (docs/configuration.md).
+ */
+const modelFetch = process.env.SERVICE_BUN_FETCH === "1" ? undefined : http1Fetch;
+
 const client = (e: Endpoint) =>
   new OpenAI({
     baseURL: e.baseUrl,
@@ -32,6 +39,7 @@ const client = (e: Endpoint) =>
     apiKey: e.apiKey || "none",
     maxRetries: 0, // retried here, within the turn's deadline, then the fallbacks
     timeout: 10 * 60_000,
+    fetch: modelFetch,
   });
 
 /** The first wait before a retry; it doubles with each one. */
