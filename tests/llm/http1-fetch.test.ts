@@ -4,6 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
 import { gzipSync } from "node:zlib";
 import { http1Fetch } from "../../src/llm/http1-fetch";
+import { openAiLlm } from "../../src/llm/openai";
 
 /** What a raw server saw: each connection's bytes, and how many connections it got. */
 interface Seen {
@@ -219,3 +220,55 @@ test("chunk extensions, upper-case sizes and trailers are read past", async () =
   expect(await (await http1Fetch(`${url}/`)).text()).toBe("one0123456789");
   expect(seen.connections).toBe(1);
 });
+
+// Node's own HTTP server, as a model server written in JavaScript runs on: chunked answers,
+// idle connections closed after `keepAliveTimeout` (plus `keepAliveTimeoutBuffer`, 1 s, in
+// recent releases) and a connection's last request announced with `Connection: close` once
+// `maxRequestsPerSocket` is reached (https://nodejs.org/api/http.html#serverkeepalivetimeout).
+const node = Bun.which("node");
+test.skipIf(!node)("turns against Node's HTTP server: kept alive, closed after its count, closed when idle", async () => {
+  const script = `
+    const http = require("node:http");
+    let connections = 0;
+    const server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        console.log("request on " + req.socket.n);
+        const { messages } = JSON.parse(body);
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const say = (delta, finish = null) => res.write("data: " + JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] }) + "\\n\\n");
+        say({ role: "assistant", content: "you said " });
+        setTimeout(() => { say({ content: messages.at(-1).content }); say({}, "stop"); res.end("data: [DONE]\\n\\n"); }, 5);
+      });
+    });
+    server.keepAliveTimeout = 100;
+    server.keepAliveTimeoutBuffer = 0;
+    server.maxRequestsPerSocket = 3;
+    server.on("connection", (socket) => (socket.n = ++connections));
+    server.listen(0, "127.0.0.1", () => console.log("port " + server.address().port));
+  `;
+  const proc = Bun.spawn([node!, "-e", script], { stdout: "pipe" });
+  try {
+    let out = "";
+    const reader = proc.stdout.getReader();
+    while (!out.includes("\n")) out += new TextDecoder().decode((await reader.read()).value);
+    const port = Number(/port (\d+)/.exec(out)![1]);
+    const llm = openAiLlm({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: "k", model: "m", maxRetries: 0 });
+    const say = async (text: string) => {
+      let answer = "";
+      for await (const ev of llm.stream({ messages: [{ role: "user", content: text }], tools: [], signal: new AbortController().signal })) {
+        if (ev.type === "text") answer += ev.delta;
+      }
+      return answer;
+    };
+    for (const n of [1, 2, 3, 4]) expect(await say(`turn ${n}`)).toBe(`you said turn ${n}`);
+    await Bun.sleep(1300); // past the idle timeout, with or without the buffer: Node has closed the connection
+    expect(await say("after a pause")).toBe("you said after a pause");
+    while ((out.match(/request on/g) ?? []).length < 5) out += new TextDecoder().decode((await reader.read()).value);
+    // three requests on the first connection (the third announced as its last), then a second, then a third
+    expect([...out.matchAll(/request on (\d+)/g)].map((m) => Number(m[1]))).toEqual([1, 1, 1, 2, 3]);
+  } finally {
+    proc.kill();
+  }
+}, 10_000);
