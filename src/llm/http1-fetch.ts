@@ -109,7 +109,7 @@ const handler: SocketHandler<Connection> = {
   end: (socket) => socket.data.closed(),
   close: (socket, error) => socket.data.closed(error),
   error: (socket, error) => socket.data.closed(error),
-  timeout: (socket) => void socket.end(),
+  timeout: (socket) => socket.data.idledOut(),
 };
 
 /** What one request is waiting for: its answer's head, then its body's bytes. */
@@ -269,6 +269,11 @@ class Connection {
     list.push(this);
     this.#socket.timeout(IDLE_SECONDS);
     this.#socket.unref();
+  }
+
+  /** Idle for IDLE_SECONDS (the timeout is off while a request runs). */
+  idledOut(): void {
+    this.#destroy();
   }
 
   /** The other side closed, or the socket failed. */

@@ -272,3 +272,19 @@ test.skipIf(!node)("turns against Node's HTTP server: kept alive, closed after i
     proc.kill();
   }
 }, 10_000);
+
+test("`localhost` reaches a server on either loopback address, as Ollama's default base URL needs", async () => {
+  // Ollama listens on 127.0.0.1:11434 and documents http://localhost:11434/v1
+  // (https://github.com/ollama/ollama/blob/main/docs/openai.md); others bind ::1
+  for (const hostname of ["127.0.0.1", "::1"]) {
+    let server: ReturnType<typeof Bun.serve>;
+    try {
+      server = Bun.serve({ hostname, port: 0, fetch: () => new Response(`on ${hostname}`) });
+    } catch {
+      continue; // no IPv6 loopback on this machine
+    }
+    expect(await (await http1Fetch(`http://localhost:${server.port}/v1/models`)).text()).toBe(`on ${hostname}`);
+    if (hostname === "::1") expect(await (await http1Fetch(`http://[::1]:${server.port}/`)).text()).toBe("on ::1");
+    server.stop(true);
+  }
+});
