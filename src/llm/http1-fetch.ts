@@ -263,7 +263,8 @@ class Connection {
     this.#exchange = undefined;
     this.#framing = undefined;
     if (exchange.body !== NO_BODY) exchange.body!.close();
-    if (!this.#keepAlive || extra?.byteLength || this.#closed) return this.#destroy();
+    // an answer that came before the whole request was written (a 413, say) leaves the connection unusable
+    if (!this.#keepAlive || extra?.byteLength || this.#unwritten || this.#closed) return this.#destroy();
     const list = idle.get(this.origin) ?? idle.set(this.origin, []).get(this.origin)!;
     if (list.length >= IDLE_PER_ORIGIN) return this.#destroy();
     list.push(this);

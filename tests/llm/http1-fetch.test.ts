@@ -288,3 +288,27 @@ test("`localhost` reaches a server on either loopback address, as Ollama's defau
     server.stop(true);
   }
 });
+
+test("an answer that comes before the request's body was all written leaves that connection unused", async () => {
+  // a server refusing a large body at once (413) without reading it; the connection then holds
+  // the rest of a request and cannot carry another
+  const seen = { connections: 0 };
+  const listener = Bun.listen<undefined>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(s) {
+        seen.connections++;
+        s.write("HTTP/1.1 413 Content Too Large\r\ncontent-length: 8\r\n\r\ntoo big!");
+      },
+      data() {},
+    },
+  });
+  listeners.push(listener as TCPSocketListener<unknown>);
+  const url = `http://127.0.0.1:${listener.port}/`;
+  const response = await http1Fetch(url, { method: "POST", body: "x".repeat(32 * 1024 * 1024) });
+  expect(response.status).toBe(413);
+  expect(await response.text()).toBe("too big!");
+  await http1Fetch(url, { method: "POST", body: "small" }).then((r) => r.text());
+  expect(seen.connections).toBe(2);
+});
