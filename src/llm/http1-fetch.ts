@@ -5,8 +5,8 @@ import { Chunked, Sized, UntilClose, type Framing } from "./http1-framing";
  * `fetch` for model servers reached over plain HTTP (Ollama, llama.cpp, LM Studio, vLLM on the
  * machine or the LAN): HTTP/1.1 over sockets of the event loop's own (`Bun.connect`), kept
  * alive per origin. Bun's `fetch` runs its sockets on a thread of its own, and a request and
- * each read of its answer are handed across: about 75 µs of a turn, and most of the wait in
- * its slowest turns (docs/performance.md, "2026-11-28, dawn").
+ * each read of its answer are handed across: about a tenth of the service's CPU a turn, and
+ * 75 µs of a bare proxy's answer (docs/performance.md, "2026-11-28, dawn").
  *
  * What it does not do goes to `fetch` as it is: https, a proxy named in the environment, a
  * body that is not text or bytes, and a redirect (asked again of `fetch`, which follows it).
@@ -38,12 +38,9 @@ async function send(href: string, init: RequestInit, body: string | Uint8Array |
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const head = requestHead(method, target, init.headers, body);
-  for (let reused = true; ; ) {
-    let conn = idle.get(target.origin)?.pop();
-    if (!conn) {
-      reused = false;
-      conn = await Connection.open(target, signal);
-    }
+  for (;;) {
+    const kept = idle.get(target.origin)?.pop();
+    const conn = kept ?? (await Connection.open(target, signal));
     try {
       const response = await conn.exchange(method, head, body, signal);
       if (response.status >= 300 && response.status < 400 && response.headers.has("location")) {
@@ -52,7 +49,7 @@ async function send(href: string, init: RequestInit, body: string | Uint8Array |
       }
       return response;
     } catch (e) {
-      if (e instanceof StaleConnection && reused) continue;
+      if (e instanceof StaleConnection && kept) continue;
       throw e instanceof StaleConnection ? new TypeError("fetch failed: the connection closed before the answer", { cause: e }) : e;
     }
   }
