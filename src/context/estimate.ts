@@ -21,7 +21,7 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
  * The last long texts measured: a turn measures its system prompt three times, the same string
- * each time. Compared, not looked up in a map (src/text-memo.ts): most long texts are measured
+ * each time. Compared, not looked up in a map (src/memo.ts): most long texts are measured
  * once, and hashing each would read it a second time.
  */
 const LONG_TEXT = 512;

@@ -13,7 +13,7 @@ import { memoryFlush, redactMessage, type NoteStore } from "./flush";
 import { isContextOverflow, reportedPromptTokens } from "./overflow";
 import { chooseCut, safeCuts, total, trimOutputs, trimToFit, type Sized } from "./plan";
 import { summarise } from "./summarise";
-import { memoByText } from "../text-memo";
+import { memoByObject, memoByText } from "../memo";
 
 /** What every thread's context shares: the LLM, the settings, what the service has learnt of its tokens. */
 export interface ContextDeps {
@@ -292,7 +292,7 @@ export class ThreadContext {
 
   #messages(view: Sized[], tools: readonly ToolSpec[]): ChatMessage[] {
     // nothing that looks like a credential reaches the model, whoever wrote it
-    const system = { role: "system" as const, content: redactedSystem(this.#system(), this.deps.redact) };
+    const system = { role: "system" as const, content: redactedSystems(this.deps.redact)(this.#system()) };
     const messages = [system, ...toChatMessages(view.map((s) => s.item)).map((m) => redactMessage(m, this.deps.redact))];
     const fixed = rawMessageTokens(messages[0]!) + rawToolTokens(tools);
     this.#lastRaw = view.reduce((n, s) => n + rawItemTokens(s.item), fixed);
@@ -305,13 +305,7 @@ export class ThreadContext {
  * System prompts redacted lately, per redactor: a user's prompt is the same turn after turn
  * (identity files change seldom), and redacting it is most of what a short step's messages cost.
  */
-const redactedSystems = new WeakMap<(text: string) => string, (text: string) => string>();
-
-function redactedSystem(text: string, redact: (text: string) => string): string {
-  let redacted = redactedSystems.get(redact);
-  if (!redacted) redactedSystems.set(redact, (redacted = memoByText(redact)));
-  return redacted(text);
-}
+const redactedSystems = memoByObject((redact: (text: string) => string) => memoByText(redact));
 
 function add(to: Usage, u: Usage): void {
   to.inputTokens += u.inputTokens;

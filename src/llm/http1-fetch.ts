@@ -1,4 +1,5 @@
 import type { Socket, SocketHandler } from "bun";
+import { memoByObject, memoByText } from "../memo";
 import { Chunked, Sized, UntilClose, type Framing } from "./http1-framing";
 
 /**
@@ -37,12 +38,14 @@ async function send(href: string, init: RequestInit, body: string | Uint8Array |
   const method = (init.method ?? "GET").toUpperCase();
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
-  const head = requestHead(method, target, init.headers, body);
+  const length = body === undefined ? undefined : typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+  const head = requestHead(method, target, init.headers, length);
+  const bytes = Buffer.byteLength(head) + (length ?? 0);
   for (;;) {
     const kept = idle.get(target.origin)?.pop();
     const conn = kept ?? (await Connection.open(target, signal));
     try {
-      const response = await conn.exchange(method, head, body, signal);
+      const response = await conn.exchange(method, head, body, bytes, signal);
       if (response.status >= 300 && response.status < 400 && response.headers.has("location")) {
         void response.body?.cancel();
         return fetch(href, init);
@@ -64,39 +67,28 @@ interface Target {
 }
 
 /** The parts of a URL a request needs, kept per URL: a client asks the same few all day. */
-const targets = new Map<string, Target>();
-function parse(href: string): Target {
-  let target = targets.get(href);
-  if (!target) {
-    const url = new URL(href);
-    target = {
-      origin: url.origin,
-      hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"),
-      port: Number(url.port || 80),
-      host: url.host,
-      path: url.pathname + url.search,
-    };
-    if (targets.size >= 64) targets.clear();
-    targets.set(href, target);
-  }
-  return target;
-}
+const parse = memoByText((href): Target => {
+  const url = new URL(href);
+  return { origin: url.origin, hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(url.port || 80), host: url.host, path: url.pathname + url.search };
+});
 
-/** The request line and headers, the caller's headers' block made once per `Headers` object. */
-const headerBlocks = new WeakMap<object, string>();
-function requestHead(method: string, target: Target, headers: RequestInit["headers"], body: string | Uint8Array | undefined): string {
-  let block = headers && typeof headers === "object" ? headerBlocks.get(headers) : "";
-  if (block === undefined) {
-    block = "";
-    for (const [name, value] of new Headers(headers)) {
-      if (!SET_HERE.has(name)) block += `${name}: ${value}\r\n`;
-    }
-    headerBlocks.set(headers!, block);
-  }
-  const length = body === undefined ? (method === "GET" || method === "HEAD" ? "" : "content-length: 0\r\n") : `content-length: ${typeof body === "string" ? Buffer.byteLength(body) : body.byteLength}\r\n`;
-  return `${method} ${target.path} HTTP/1.1\r\nhost: ${target.host}\r\n${block}${length}\r\n`;
-}
+/**
+ * The caller's headers as lines of the request, made once per `Headers` object: the SDK makes
+ * a new one for each request it builds and never changes one it gave (llm/step.ts builds the
+ * model's once per endpoint).
+ */
+const headerBlock = memoByObject((headers: Exclude<RequestInit["headers"], undefined>) => {
+  let block = "";
+  for (const [name, value] of new Headers(headers)) if (!SET_HERE.has(name)) block += `${name}: ${value}\r\n`;
+  return block;
+});
 const SET_HERE = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "accept-encoding"]);
+
+/** The request line and headers; `length` is the body's in bytes. */
+function requestHead(method: string, target: Target, headers: RequestInit["headers"], length: number | undefined): string {
+  const framing = length !== undefined ? `content-length: ${length}\r\n` : method === "GET" || method === "HEAD" ? "" : "content-length: 0\r\n";
+  return `${method} ${target.path} HTTP/1.1\r\nhost: ${target.host}\r\n${headers ? headerBlock(headers) : ""}${framing}\r\n`;
+}
 
 const idle = new Map<string, Connection[]>();
 
@@ -155,28 +147,29 @@ class Connection {
     return conn;
   }
 
-  exchange(method: string, head: string, body: string | Uint8Array | undefined, signal: AbortSignal | undefined): Promise<Response> {
+  /** Sends the request (`bytes` long in all) and waits for its answer's head. */
+  exchange(method: string, head: string, body: string | Uint8Array | undefined, bytes: number, signal: AbortSignal | undefined): Promise<Response> {
     this.#socket.timeout(0);
     this.#socket.ref();
     return new Promise<Response>((resolve, reject) => {
       const exchange: Exchange = { method, signal, resolve, reject, gotBytes: false, onAbort: () => this.#fail(signal!.reason) };
       this.#exchange = exchange;
       signal?.addEventListener("abort", exchange.onAbort, { once: true });
-      this.#write(typeof body === "string" ? head + body : body ? Buffer.concat([Buffer.from(head, "latin1"), body]) : head);
+      this.#write(typeof body === "string" ? head + body : body ? Buffer.concat([Buffer.from(head), body]) : head, bytes);
     });
   }
 
-  #write(data: string | Buffer): void {
+  /** Writes `data` (`bytes` long); what the socket does not take now goes when it drains. */
+  #write(data: string | Buffer, bytes: number): void {
     const written = this.#socket.write(data);
     if (written < 0) return this.#fail(this.#exchange?.gotBytes ? new TypeError("fetch failed: the connection closed") : new StaleConnection("closed"));
-    const bytes = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
     if (written < bytes) this.#unwritten = (typeof data === "string" ? Buffer.from(data) : data).subarray(written);
   }
 
   drained(): void {
     const rest = this.#unwritten;
     this.#unwritten = undefined;
-    if (rest) this.#write(rest);
+    if (rest) this.#write(rest, rest.byteLength);
   }
 
   received(data: Buffer): void {

@@ -1,4 +1,4 @@
-import { memoByText } from "../text-memo";
+import { memoByObject, memoByText } from "../memo";
 import type { ChatMessage, LlmRequest, ToolSpec } from "./types";
 
 /**
@@ -28,21 +28,7 @@ const systemJson = memoByText((content) => JSON.stringify({ role: "system", cont
 
 const messageJson = (m: ChatMessage): string => (m.role === "system" ? systemJson(m.content) : JSON.stringify(m));
 
+const toolJson = memoByObject((t: ToolSpec) => JSON.stringify({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+
 /** A list of tools offered from turn to turn (agent/offer.ts), as JSON: made once per list. */
-const lists = new WeakMap<readonly ToolSpec[], string>();
-function toolsJson(tools: readonly ToolSpec[]): string {
-  let json = lists.get(tools);
-  if (json === undefined) lists.set(tools, (json = `[${tools.map(toolJson).join(",")}]`));
-  return json;
-}
-
-const serialised = new WeakMap<ToolSpec, string>();
-
-function toolJson(t: ToolSpec): string {
-  let json = serialised.get(t);
-  if (json === undefined) {
-    json = JSON.stringify({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } });
-    serialised.set(t, json);
-  }
-  return json;
-}
+const toolsJson = memoByObject((tools: readonly ToolSpec[]) => `[${tools.map(toolJson).join(",")}]`);

@@ -5,6 +5,7 @@ import type { Socket, TCPSocketListener } from "bun";
 import { gzipSync } from "node:zlib";
 import { http1Fetch } from "../../src/llm/http1-fetch";
 import { openAiLlm } from "../../src/llm/openai";
+import { until } from "../support/until";
 
 /** What a raw server saw: each connection's bytes, and how many connections it got. */
 interface Seen {
@@ -149,15 +150,14 @@ test("a body cut short, a bad status line and a bad chunk fail the read, and the
   await expect(http1Fetch(`${garbage.url}/`)).rejects.toThrow(/not an HTTP\/1.1 answer/);
   const badChunk = rawServer(() => ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"]);
   await expect((await http1Fetch(`${badChunk.url}/`)).text()).rejects.toThrow(/bad chunk size/);
-  await Bun.sleep(20);
-  expect(badChunk.seen.closed).toBe(1);
+  await until("the bad chunk's connection closed", () => badChunk.seen.closed === 1);
 });
 
 test("the caller's signal cancels a request waiting for its answer, and one whose body is being read", async () => {
   const { url, seen } = rawServer((_, n) => (n === 1 ? [] : ["HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\none\r\n"]));
   const waiting = new AbortController();
   const pending = http1Fetch(`${url}/`, { method: "POST", body: "{}", signal: waiting.signal });
-  await Bun.sleep(20);
+  await until("the server has the request", () => seen.requests.length === 1);
   waiting.abort(new Error("stop waiting"));
   await expect(pending).rejects.toThrow("stop waiting");
   const reading = new AbortController();
@@ -166,8 +166,7 @@ test("the caller's signal cancels a request waiting for its answer, and one whos
   expect(new TextDecoder().decode((await reader.read()).value)).toBe("one");
   reading.abort(new Error("stop reading"));
   await expect(reader.read()).rejects.toThrow("stop reading");
-  await Bun.sleep(20);
-  expect(seen.closed).toBe(2);
+  await until("both connections closed", () => seen.closed === 2);
 });
 
 test("a body the caller lets go of before its end closes the connection", async () => {
@@ -176,8 +175,7 @@ test("a body the caller lets go of before its end closes the connection", async 
   const reader = response.body!.getReader();
   await reader.read();
   await reader.cancel();
-  await Bun.sleep(20);
-  expect(seen.closed).toBe(1);
+  await until("the connection closed", () => seen.closed === 1);
 });
 
 test("a refused connection fails as fetch's does: a TypeError with ECONNREFUSED", async () => {

@@ -15,3 +15,17 @@ export function memoByText<T>(fn: (text: string) => T, kept = 64): (text: string
     return out;
   };
 }
+
+/**
+ * `fn`, remembered by the object it is given, for as long as that object lives: for values
+ * made once and handed over again and again (a tool's spec, the list offered to a user, the
+ * SDK's headers of a request), which must not change once seen.
+ */
+export function memoByObject<K extends object, T>(fn: (key: K) => T): (key: K) => T {
+  const seen = new WeakMap<K, T>();
+  return (key) => {
+    let out = seen.get(key);
+    if (out === undefined) seen.set(key, (out = fn(key)));
+    return out;
+  };
+}
