@@ -142,8 +142,10 @@ function responsesRoutes(
         if (req.echo.background) return run.current;
         return await run.done;
       },
-      // paced before anything is read: a burst's bodies, tokens and schema checks wait their turn too
-      { parse: async (ctx) => (await pacer.turn(), authedTurn(ctx)), body: responsesRequest(revision) },
+      // paced before anything is read: a burst's bodies, tokens and schema checks wait their turn too.
+      // Only `request` is named: Elysia reads what a hook's parameter names, and a context passed
+      // whole made every turn parse its cookies, copy its headers and parse its query first.
+      { parse: async ({ request }) => (await pacer.turn(), authedTurn({ request })), body: responsesRequest(revision) },
     )
     .post(
       "/responses/input_tokens",
