@@ -249,8 +249,7 @@ class Connection {
 
   /** The answer's body is whole: the connection goes back to its origin's idle ones if it may. */
   #finish(exchange: Exchange, extra: Buffer | undefined): void {
-    exchange.signal?.removeEventListener("abort", exchange.onAbort);
-    this.#exchange = undefined;
+    this.#release();
     this.#framing = undefined;
     if (exchange.body !== NO_BODY) exchange.body!.close();
     // an answer that came before the whole request was written (a 413, say) leaves the connection unusable
@@ -281,24 +280,28 @@ class Connection {
 
   /** The caller let go of the body before its end: the rest is not read, and the connection not reused. */
   #abandon(): void {
-    const exchange = this.#exchange;
-    if (exchange) exchange.signal?.removeEventListener("abort", exchange.onAbort);
-    this.#exchange = undefined;
+    this.#release();
     this.#destroy();
   }
 
   #fail(error: unknown): void {
-    const exchange = this.#exchange;
-    this.#exchange = undefined;
+    const exchange = this.#release();
     this.#destroy();
     if (!exchange) return;
-    exchange.signal?.removeEventListener("abort", exchange.onAbort);
     if (!exchange.body) exchange.reject(error);
     else if (exchange.body !== NO_BODY) {
       try {
         exchange.body.error(error);
       } catch {} // already closed
     }
+  }
+
+  /** The exchange under way, no longer this connection's nor listening to its caller's signal. */
+  #release(): Exchange | undefined {
+    const exchange = this.#exchange;
+    this.#exchange = undefined;
+    exchange?.signal?.removeEventListener("abort", exchange.onAbort);
+    return exchange;
   }
 
   #destroy(): void {
