@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // The floor under bench/run.ts's figures: what a bare proxy on the same loopback takes of each
-// target. `SERVICE_BIN=bench/floor.ts bun bench/run.ts` runs the bench against it.
+// target. `bun run bench` prints its figures beside the service's; `SERVICE_BIN=bench/floor.ts
+// bun bench/run.ts` runs the whole bench against it.
 //
 // It answers POST /api/v1/responses by sending the model the request the service sends for the
 // bench's turn (bench/model-request.json: the system prompt and the 12 built-in tools, 8.6 KB,

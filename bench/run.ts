@@ -1,7 +1,10 @@
 // `bun run bench`: measures the compiled binary against the scripted LLM, both as their own
 // processes on loopback. Figures: service overhead per non-streaming turn (the LLM's own
 // latency, measured in the same run, subtracted), turns/s with 8 concurrent clients, time
-// from process start to the first 200, and RSS idle and after 10,000 turns.
+// from process start to the first 200, and RSS idle and after 10,000 turns. Beside the
+// service's latency and throughput, the same run measures the floor (bench/floor.ts: the
+// service's own model request and commit, nothing else) right after it: what this
+// machine and its disk leave of each target. BENCH_FLOOR=0 leaves it out.
 import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +19,7 @@ const CONCURRENCY = 8;
 const TOTAL_TURNS = Number(process.env.BENCH_TURNS ?? 10_000);
 const STARTUP_RUNS = 5;
 const STREAMED = Number(process.env.BENCH_STREAMED ?? 500);
+const FLOOR = process.env.BENCH_FLOOR !== "0" && !BIN.endsWith("floor.ts");
 
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-"));
 const children: Subprocess[] = [];
@@ -44,8 +48,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function startService(port: number, llmUrl: string, home: string) {
-  const proc = spawn([BIN, "serve"], {
+function startService(port: number, llmUrl: string, home: string, bin = BIN) {
+  const proc = spawn(bin.endsWith(".ts") ? ["bun", bin, "serve"] : [bin, "serve"], {
     env: {
       PATH: process.env.PATH ?? "",
       HOME: tmp,
@@ -91,21 +95,27 @@ async function main() {
     await proc.exited;
   }
 
-  // 2. The service under test.
+  // 2. The service under test, then the floor beside it.
+  const healthy = async (at: string) => {
+    while (!(await fetch(`${at}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
+  };
   const port = await freePort();
   const svc = startService(port, llmUrl, join(tmp, "home"));
   const base = `http://127.0.0.1:${port}`;
-  while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
+  await healthy(base);
   await Bun.sleep(500);
   const rssStarted = rssMb(svc.pid);
   // idle: after the memory steward's first quiet second
   await Bun.sleep(1_500);
   const rssIdle = rssMb(svc.pid);
+  const floorBase = FLOOR ? `http://127.0.0.1:${await freePort()}` : undefined;
+  const floorProc = floorBase ? startService(Number(new URL(floorBase).port), llmUrl, join(tmp, "floor"), join(root, "bench/floor.ts")) : undefined;
+  if (floorBase) await healthy(floorBase);
 
   const turnBody = JSON.stringify({ model: "bench", input: "Say hello." });
   const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-  const turn = async () => {
-    const res = await fetch(`${base}/api/v1/responses`, { method: "POST", headers, body: turnBody });
+  const turn = async (at = base) => {
+    const res = await fetch(`${at}/api/v1/responses`, { method: "POST", headers, body: turnBody });
     const body = (await res.json()) as { status: string };
     if (res.status !== 200 || body.status !== "completed") throw new Error(`turn failed: ${res.status} ${JSON.stringify(body)}`);
   };
@@ -125,19 +135,24 @@ async function main() {
   };
 
   for (let i = 0; i < 300; i++) await turn();
+  if (floorBase) for (let i = 0; i < 300; i++) await turn(floorBase);
   for (let i = 0; i < 300; i++) await llmCall();
 
-  // 3. Overhead per non-streaming turn: interleaved so both see the same machine state.
-  const svcLat: number[] = [];
-  const llmLat: number[] = [];
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    let t = performance.now();
-    await llmCall();
-    llmLat.push(performance.now() - t);
-    t = performance.now();
-    await turn();
-    svcLat.push(performance.now() - t);
-  }
+  // 3. Overhead per non-streaming turn: interleaved with the LLM's own so both see the same machine state.
+  const sequential = async (at: string) => {
+    const lat: number[] = [];
+    const llm: number[] = [];
+    for (let i = 0; i < SEQUENTIAL; i++) {
+      let t = performance.now();
+      await llmCall();
+      llm.push(performance.now() - t);
+      t = performance.now();
+      await turn(at);
+      lat.push(performance.now() - t);
+    }
+    return { lat, llm };
+  };
+  const { lat: svcLat, llm: llmLat } = await sequential(base);
 
   // 4. Time to the first streamed text delta, beside the LLM's own time to its first chunk.
   const firstDelta = async (url: string, init: RequestInit, marker: string) => {
@@ -157,32 +172,52 @@ async function main() {
     return at;
   };
   const streamBody = JSON.stringify({ model: "bench", input: "Say hello.", stream: true });
-  const svcFirst: number[] = [];
-  const llmFirst: number[] = [];
-  for (let i = 0; i < STREAMED; i++) {
-    llmFirst.push(await firstDelta(`${llmUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: llmBody }, '"content":"Hello'));
-    svcFirst.push(await firstDelta(`${base}/api/v1/responses`, { method: "POST", headers, body: streamBody }, "response.output_text.delta"));
-  }
+  const streamed = async (at: string) => {
+    const first: number[] = [];
+    const llm: number[] = [];
+    for (let i = 0; i < STREAMED; i++) {
+      llm.push(await firstDelta(`${llmUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: llmBody }, '"content":"Hello'));
+      first.push(await firstDelta(`${at}/api/v1/responses`, { method: "POST", headers, body: streamBody }, "response.output_text.delta"));
+    }
+    return { first, llm };
+  };
+  const { first: svcFirst, llm: llmFirst } = await streamed(base);
 
   // 5. Throughput with 8 concurrent clients, up to 10,000 turns in all.
-  let done = 0;
+  const concurrent = async (at: string) => {
+    let done = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (done < TOTAL_TURNS) {
+          done++;
+          await turn(at);
+        }
+      }),
+    );
+    return { done, seconds: (performance.now() - t0) / 1000 };
+  };
   const cpu0 = { svc: cpuMs(svc.pid), llm: cpuMs(llmProc.pid) };
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (done < TOTAL_TURNS) {
-        done++;
-        await turn();
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
+  const { done, seconds } = await concurrent(base);
   const cpuPerTurn = { svc: (cpuMs(svc.pid) - cpu0.svc) / done, llm: (cpuMs(llmProc.pid) - cpu0.llm) / done };
   const totalTurns = 300 + SEQUENTIAL + done;
   // read at rest: after the service's once-a-second memory housekeeping has run
   await Bun.sleep(2_000);
   const rssAfter = rssMb(svc.pid);
 
+  // 6. The floor, phase by phase as the service, right after it (turn by turn beside the
+  // service's, the three processes taking turns made both slower than either alone).
+  const floor = floorBase ? await floorFigures(floorBase) : undefined;
+  async function floorFigures(at: string) {
+    const seq = await sequential(at);
+    const str = await streamed(at);
+    const run = await concurrent(at);
+    return {
+      overhead_ms: { p50: ms(pct(seq.lat, 50) - pct(seq.llm, 50)), p99: ms(pct(seq.lat, 99) - pct(seq.llm, 99)) },
+      first_delta_over_llm_p50: ms(pct(str.first, 50) - pct(str.llm, 50)),
+      turns_per_s_c8: Math.round(run.done / run.seconds),
+    };
+  }
   const result = {
     startup_ms_p50: ms(pct(startups, 50)),
     startup_ms_all: startups.map(ms),
@@ -193,24 +228,28 @@ async function main() {
     turns_per_s_c8: Math.round(done / seconds),
     cpu_ms_per_turn_c8: { service: ms(cpuPerTurn.svc), llm: ms(cpuPerTurn.llm) },
     rss_mb: { started: rssStarted, idle: rssIdle, after_turns: rssAfter, turns: totalTurns },
+    floor,
   };
+  const f = (x: number | undefined, unit = "") => (x === undefined ? "" : `${x}${unit}`);
   console.log(JSON.stringify(result, null, 2));
   console.log(`
-| figure | value | target |
-|---|---|---|
-| LLM's own latency per completion, p50 / p99 (same run) | ${result.llm_direct_ms.p50} / ${result.llm_direct_ms.p99} ms | |
-| overhead per non-streaming turn, p50 | ${result.overhead_ms.p50} ms | ≤ 0.5 ms |
-| overhead per non-streaming turn, p99 | ${result.overhead_ms.p99} ms | ≤ 2 ms |
-| first text delta, p50: service / LLM's own first chunk | ${result.first_delta_ms.service_p50} / ${result.first_delta_ms.llm_p50} ms | |
-| first text delta over the LLM's, p50 | ${result.first_delta_ms.over_llm_p50} ms | ≤ 0.5 ms |
-| turns/s, 8 concurrent clients | ${result.turns_per_s_c8} | ≥ 2,000 |
-| CPU per turn at 8 clients: service / scripted LLM | ${result.cpu_ms_per_turn_c8.service} / ${result.cpu_ms_per_turn_c8.llm} ms | |
-| the service's CPU per turn over the LLM's (the LLM's work is the same in every run) | ${(result.cpu_ms_per_turn_c8.service / result.cpu_ms_per_turn_c8.llm).toFixed(2)} | |
-| process start → first 200 (p50 of ${STARTUP_RUNS}) | ${result.startup_ms_p50} ms | ≤ 150 ms |
-| RSS 0.5 s after start / idle (2 s after) | ${rssStarted} / ${rssIdle} MB | |
-| RSS after ${totalTurns} turns | ${rssAfter} MB | < 100 MB |`);
+| figure | value | the floor, same run | target |
+|---|---|---|---|
+| LLM's own latency per completion, p50 / p99 (same run) | ${result.llm_direct_ms.p50} / ${result.llm_direct_ms.p99} ms | | |
+| overhead per non-streaming turn, p50 | ${result.overhead_ms.p50} ms | ${f(floor?.overhead_ms.p50, " ms")} | ≤ 0.5 ms |
+| overhead per non-streaming turn, p99 | ${result.overhead_ms.p99} ms | ${f(floor?.overhead_ms.p99, " ms")} | ≤ 2 ms |
+| first text delta, p50: service / LLM's own first chunk | ${result.first_delta_ms.service_p50} / ${result.first_delta_ms.llm_p50} ms | | |
+| first text delta over the LLM's, p50 | ${result.first_delta_ms.over_llm_p50} ms | ${f(floor?.first_delta_over_llm_p50, " ms")} | ≤ 0.5 ms |
+| turns/s, 8 concurrent clients | ${result.turns_per_s_c8} | ${f(floor?.turns_per_s_c8)} | ≥ 2,000 |
+| CPU per turn at 8 clients: service / scripted LLM | ${result.cpu_ms_per_turn_c8.service} / ${result.cpu_ms_per_turn_c8.llm} ms | | |
+| the service's CPU per turn over the LLM's (the LLM's work is the same in every run) | ${(result.cpu_ms_per_turn_c8.service / result.cpu_ms_per_turn_c8.llm).toFixed(2)} | | |
+| process start → first 200 (p50 of ${STARTUP_RUNS}) | ${result.startup_ms_p50} ms | | ≤ 150 ms |
+| RSS 0.5 s after start / idle (2 s after) | ${rssStarted} / ${rssIdle} MB | | |
+| RSS after ${totalTurns} turns | ${rssAfter} MB | | < 100 MB |
+${floor ? "\nThe floor (bench/floor.ts) sends the service's own model request and stores the turn with the service's own commit,\nnothing else: what this machine and its disk leave of each target. It ran right after the service, phase by phase.\n" : ""}`);
 
   svc.kill("SIGTERM");
+  floorProc?.kill("SIGTERM");
   await svc.exited;
   llmProc.kill("SIGTERM");
   rmSync(tmp, { recursive: true, force: true });
