@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freshPostgres, pgInstalled } from "../tests/support/postgres";
-import { firstMatch, pct, serveEnv } from "./support";
+import { firstMatch, interleaved, pct, serveEnv } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -61,17 +61,8 @@ async function llmCall(): Promise<void> {
 /** Overhead per turn, p50: turns and direct LLM calls interleaved, so that both see the same machine. */
 async function overhead(base: string): Promise<number> {
   for (let i = 0; i < 100; i++) await turn(base);
-  const svc: number[] = [];
-  const llm: number[] = [];
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    let t = performance.now();
-    await llmCall();
-    llm.push(performance.now() - t);
-    t = performance.now();
-    await turn(base);
-    svc.push(performance.now() - t);
-  }
-  return pct(svc, 50) - pct(llm, 50);
+  const { lat, llm } = await interleaved(SEQUENTIAL, llmCall, () => turn(base));
+  return pct(lat, 50) - pct(llm, 50);
 }
 
 /** Turns per second with 8 clients, spread over the replicas. */

@@ -9,7 +9,7 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, pct } from "./support";
+import { firstMatch, interleaved, pct } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -139,19 +139,7 @@ async function main() {
   for (let i = 0; i < 300; i++) await llmCall();
 
   // 3. Overhead per non-streaming turn: interleaved with the LLM's own so both see the same machine state.
-  const sequential = async (at: string) => {
-    const lat: number[] = [];
-    const llm: number[] = [];
-    for (let i = 0; i < SEQUENTIAL; i++) {
-      let t = performance.now();
-      await llmCall();
-      llm.push(performance.now() - t);
-      t = performance.now();
-      await turn(at);
-      lat.push(performance.now() - t);
-    }
-    return { lat, llm };
-  };
+  const sequential = (at: string) => interleaved(SEQUENTIAL, llmCall, () => turn(at));
   const { lat: svcLat, llm: llmLat } = await sequential(base);
 
   // 4. Time to the first streamed text delta, beside the LLM's own time to its first chunk.

@@ -43,3 +43,18 @@ export function serveEnv(tmp: string, token: string, llmUrl: string, extra: Reco
     ...extra,
   };
 }
+
+/** `n` rounds of the LLM called alone, then the call measured, each timed: both see the same machine. */
+export async function interleaved(n: number, llmCall: () => Promise<unknown>, call: () => Promise<unknown>): Promise<{ lat: number[]; llm: number[] }> {
+  const lat: number[] = [];
+  const llm: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let t = performance.now();
+    await llmCall();
+    llm.push(performance.now() - t);
+    t = performance.now();
+    await call();
+    lat.push(performance.now() - t);
+  }
+  return { lat, llm };
+}
