@@ -15,21 +15,20 @@ import { itemId, newUuid, responseId } from "../src/conversation/ids";
 import { http1Fetch } from "../src/llm/http1-fetch";
 import { commitTurn } from "../src/store/conversations";
 import { openLibsql } from "../src/store/libsql";
-import { ensureOwner } from "../src/store/users";
+import { ensureOwner, OWNER_ID } from "../src/store/users";
 
 const home = process.env.SERVICE_HOME!;
 mkdirSync(home, { recursive: true });
 const store = process.env.FLOOR_STORE !== "0";
-const { db, client } = await openLibsql(`file:${join(home, "floor.db")}`);
+const { db } = await openLibsql(`file:${join(home, "floor.db")}`);
 await ensureOwner(db);
-const owner = String((await client.execute("select id from users limit 1")).rows[0]!.id);
 const request = (await Bun.file(join(import.meta.dir, "model-request.json")).json()) as { messages: { role: string; content: string }[] };
 const completions = `${process.env.LLM_BASE_URL}/chat/completions`;
 
 function commit(input: string, answer: string) {
   const thread = newUuid();
   return commitTurn(db, {
-    thread: { id: thread, userId: owner, isNew: true, tools: null, title: input, channel: "responses" },
+    thread: { id: thread, userId: OWNER_ID, isNew: true, tools: null, title: input, channel: "responses" },
     response: {
       id: responseId(newUuid(), thread),
       status: "completed",

@@ -108,8 +108,9 @@ async function main() {
   // idle: after the memory steward's first quiet second
   await Bun.sleep(1_500);
   const rssIdle = rssMb(svc.pid);
-  const floorBase = FLOOR ? `http://127.0.0.1:${await freePort()}` : undefined;
-  const floorProc = floorBase ? startService(Number(new URL(floorBase).port), llmUrl, join(tmp, "floor"), join(root, "bench/floor.ts")) : undefined;
+  const floorPort = FLOOR ? await freePort() : undefined;
+  const floorProc = floorPort ? startService(floorPort, llmUrl, join(tmp, "floor"), join(root, "bench/floor.ts")) : undefined;
+  const floorBase = floorPort ? `http://127.0.0.1:${floorPort}` : undefined;
   if (floorBase) await healthy(floorBase);
 
   const turnBody = JSON.stringify({ model: "bench", input: "Say hello." });
