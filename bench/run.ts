@@ -1,7 +1,8 @@
 // `bun run bench`: measures the compiled binary against the scripted LLM, both as their own
 // processes on loopback. Figures: service overhead per non-streaming turn (the LLM's own
 // latency, measured in the same run, subtracted), turns/s with 8 concurrent clients, time
-// from process start to the first 200, and RSS idle and after 10,000 turns. Beside the
+// from process start to the first 200, RSS idle and after 10,000 turns, and what the idle
+// service costs (CPU, and how often its event loop wakes). Beside the
 // service's latency and throughput, the same run measures the floor (bench/floor.ts: the
 // service's own model request and commit, nothing else) right after it: what this
 // machine and its disk leave of each target. BENCH_FLOOR=0 leaves it out.
@@ -20,6 +21,7 @@ const TOTAL_TURNS = Number(process.env.BENCH_TURNS ?? 10_000);
 const STARTUP_RUNS = 5;
 const STREAMED = Number(process.env.BENCH_STREAMED ?? 500);
 const FLOOR = process.env.BENCH_FLOOR !== "0" && !BIN.endsWith("floor.ts");
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 10);
 
 const tmp = mkdtempSync(join(tmpdir(), "service-bench-"));
 const children: Subprocess[] = [];
@@ -40,6 +42,9 @@ const cpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 };
+
+/** How often a process's main thread (the event loop) has gone to sleep and been woken since it started. */
+const wakeups = (pid: number) => Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 
 async function freePort(): Promise<number> {
   const s = Bun.serve({ port: 0, fetch: () => new Response() });
@@ -193,6 +198,10 @@ async function main() {
   // read at rest: after the service's once-a-second memory housekeeping has run
   await Bun.sleep(2_000);
   const rssAfter = rssMb(svc.pid);
+  // idle: nothing asked of it for IDLE_S seconds
+  const idle0 = { cpu: cpuMs(svc.pid), wakeups: wakeups(svc.pid) };
+  await Bun.sleep(IDLE_S * 1000);
+  const idle = { cpu_ms_per_s: ms((cpuMs(svc.pid) - idle0.cpu) / IDLE_S), wakeups_per_s: ms((wakeups(svc.pid) - idle0.wakeups) / IDLE_S) };
 
   // 6. The floor, phase by phase as the service, right after it (turn by turn beside the
   // service's, the three processes taking turns made both slower than either alone).
@@ -217,6 +226,7 @@ async function main() {
     turns_per_s_c8: Math.round(done / seconds),
     cpu_ms_per_turn_c8: { service: ms(cpuPerTurn.svc), llm: ms(cpuPerTurn.llm) },
     rss_mb: { started: rssStarted, idle: rssIdle, after_turns: rssAfter, turns: totalTurns },
+    idle,
     floor,
   };
   const f = (x: number | undefined, unit = "") => (x === undefined ? "" : `${x}${unit}`);
@@ -235,6 +245,7 @@ async function main() {
 | process start → first 200 (p50 of ${STARTUP_RUNS}) | ${result.startup_ms_p50} ms | | ≤ 150 ms |
 | RSS 0.5 s after start / idle (2 s after) | ${rssStarted} / ${rssIdle} MB | | |
 | RSS after ${totalTurns} turns | ${rssAfter} MB | | < 100 MB |
+| idle for ${IDLE_S} s after them: CPU / event loop woken | ${idle.cpu_ms_per_s} ms/s / ${idle.wakeups_per_s} times/s | | |
 ${floor ? "\nThe floor (bench/floor.ts) sends the service's own model request and stores the turn with the service's own commit,\nnothing else: what this machine and its disk leave of each target. It ran right after the service, phase by phase.\n" : ""}`);
 
   svc.kill("SIGTERM");

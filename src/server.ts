@@ -250,6 +250,7 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
           port: config.gateway.port,
           fetch(request) {
             steward.touch();
+            loopPauses.touch();
             return app.fetch(request);
           },
           // a non-streaming turn answers its first byte at its end; Bun's longest idle timeout is 255 s

@@ -6,15 +6,26 @@ export interface LoopPauses {
   heldMs: number;
 }
 
+/** The thread is quiet when it used less than this share of a CPU over the last... */
+const QUIET_SHARE = 0.05;
+/** ...this long (judged over a second: the kernel counts a thread's CPU time in steps of a few ms). */
+const QUIET_WINDOW_MS = 1_000;
+
 /**
  * How long the event loop was held up: a timer due every `everyMs` notes how late it fires
  * (garbage collection, a long synchronous task, or a machine too busy to run the process)
  * and how much CPU time the thread used meanwhile (`process.threadCpuUsage`), which tells
  * the service's own work from other processes' turn. The worst of each second is kept for
- * `windowS` seconds. Costs a timer callback every 10 ms; the timer never keeps the process
- * alive.
+ * `windowS` seconds.
+ *
+ * After a quiet second (the thread used under 5 % of a CPU, whatever the work that wakes it:
+ * a request, a routine, a webhook's job), the timer is due every `quietEveryMs` instead: no
+ * one waits on a quiet service, and an idle one woke 100 times a second for this alone
+ * (docs/performance.md). A pause is still seen then if it spans the timer's due time. A
+ * request brings the short period back at once (`touch`), and other work at the next tick that
+ * finds it. The timer never keeps the process alive.
  */
-export function watchLoopPauses(everyMs = 10, windowS = 5): { max(): LoopPauses; stop(): void } {
+export function watchLoopPauses(everyMs = 10, windowS = 5, quietEveryMs = 1_000): { max(): LoopPauses; touch(): void; periodMs(): number; stop(): void } {
   const late = new Float64Array(windowS);
   const held = new Float64Array(windowS);
   const second = new Float64Array(windowS).fill(-1);
@@ -22,15 +33,31 @@ export function watchLoopPauses(everyMs = 10, windowS = 5): { max(): LoopPauses;
     const u = process.threadCpuUsage?.() ?? process.cpuUsage();
     return (u.user + u.system) / 1000;
   };
-  let due = performance.now() + everyMs;
+  let last = performance.now();
+  let period = everyMs;
   let cpu = threadCpuMs();
-  const timer = setInterval(() => {
+  // the window over which the thread's share of a CPU is judged
+  let windowStart = last;
+  let windowCpu = cpu;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    timer = setTimeout(tick, period);
+    timer.unref();
+  };
+  const tick = () => {
     const now = performance.now();
     const nowCpu = threadCpuMs();
-    const lateness = Math.max(0, now - due);
-    const worked = Math.min(lateness, nowCpu - cpu);
-    due = now + everyMs;
+    const lateness = Math.max(0, now - last - period);
+    const used = nowCpu - cpu;
+    const worked = Math.min(lateness, used);
+    last = now;
     cpu = nowCpu;
+    // judged each second, and at each tick while quiet (work ends the quiet at once)
+    if (now - windowStart >= QUIET_WINDOW_MS || period === quietEveryMs) {
+      period = nowCpu - windowCpu < (now - windowStart) * QUIET_SHARE ? quietEveryMs : everyMs;
+      windowStart = now;
+      windowCpu = nowCpu;
+    }
     const s = Math.floor(now / 1000);
     const slot = s % windowS;
     if (second[slot] !== s) {
@@ -40,8 +67,9 @@ export function watchLoopPauses(everyMs = 10, windowS = 5): { max(): LoopPauses;
     }
     if (lateness > late[slot]!) late[slot] = lateness;
     if (worked > held[slot]!) held[slot] = worked;
-  }, everyMs);
-  timer.unref();
+    arm();
+  };
+  arm();
   return {
     max() {
       const s = Math.floor(performance.now() / 1000);
@@ -53,6 +81,17 @@ export function watchLoopPauses(everyMs = 10, windowS = 5): { max(): LoopPauses;
       }
       return { pauseMs: Math.round(out.pauseMs * 10) / 10, heldMs: Math.round(out.heldMs * 10) / 10 };
     },
-    stop: () => clearInterval(timer),
+    /** Work arrived (a request): a quiet watcher looks every `everyMs` again from now on. */
+    touch() {
+      if (period === everyMs) return;
+      clearTimeout(timer);
+      period = everyMs;
+      last = windowStart = performance.now();
+      cpu = windowCpu = threadCpuMs();
+      arm();
+    },
+    /** How often the timer is due now. */
+    periodMs: () => period,
+    stop: () => clearTimeout(timer),
   };
 }

@@ -19,13 +19,20 @@ export interface Checkpoints {
   stop(): void;
 }
 
+/** Checkpoints in the store's quiet moments; its timer runs only while a statement's writes wait for one. */
 export function quietCheckpoints(client: Client): Checkpoints {
   let last = 0;
-  let pending = false;
   let running = false;
-  const timer = setInterval(() => {
-    if (!pending || running || client.closed || Date.now() - last < QUIET_MS) return;
-    pending = false;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
+    timer = setTimeout(check, TICK_MS);
+    timer.unref?.();
+  };
+  const check = () => {
+    timer = undefined;
+    if (stopped || client.closed) return;
+    if (running || Date.now() - last < QUIET_MS) return arm();
     running = true;
     client
       .execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -33,13 +40,15 @@ export function quietCheckpoints(client: Client): Checkpoints {
         // the next quiet moment, or SQLite's own checkpoint, does it
       })
       .finally(() => (running = false));
-  }, TICK_MS);
-  timer.unref?.();
+  };
   return {
     used() {
       last = Date.now();
-      pending = true;
+      if (!timer && !stopped) arm();
     },
-    stop: () => clearInterval(timer),
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
 }

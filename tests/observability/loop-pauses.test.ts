@@ -33,3 +33,41 @@ test("work on the thread counts as held; a blocked, idle thread only as late", a
     w.stop();
   }
 });
+
+test("a quiet thread is looked at less often, and work brings the short period back", async () => {
+  const w = watchLoopPauses(5, 5, 200);
+  try {
+    expect(w.periodMs()).toBe(5);
+    await Bun.sleep(1_300);
+    expect(w.periodMs()).toBe(200);
+
+    // a pause while quiet is still seen when it spans the timer's due time, and ends the quiet
+    const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
+    const start = cpu();
+    while (cpu() - start < 300);
+    await Bun.sleep(50);
+    expect(w.max().pauseMs).toBeGreaterThanOrEqual(90);
+    expect(w.max().heldMs).toBeGreaterThanOrEqual(90);
+    expect(w.periodMs()).toBe(5);
+  } finally {
+    w.stop();
+  }
+});
+
+test("a request wakes a quiet watcher at once", async () => {
+  const w = watchLoopPauses(5, 5, 60_000);
+  try {
+    await Bun.sleep(1_100);
+    expect(w.periodMs()).toBe(60_000);
+    w.touch();
+    expect(w.periodMs()).toBe(5);
+    // ticking again: a pause now is seen without waiting for the quiet period's tick
+    const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
+    const start = cpu();
+    while (cpu() - start < 60);
+    await Bun.sleep(30);
+    expect(w.max().pauseMs).toBeGreaterThanOrEqual(40);
+  } finally {
+    w.stop();
+  }
+});

@@ -22,6 +22,14 @@ test("writes reach the database file in a quiet moment, with no statement to car
     }
     expect(statSync(file).size).toBeLessThan(before + 100 * 4096);
     await until("the database file to take the log's pages", () => statSync(file).size > before + 200 * 4096, { timeoutMs: 3_000 });
+
+    // the timer stops once the log is copied back (an idle store wakes nothing), and the next writes start it again
+    const after = statSync(file).size;
+    await Bun.sleep(600);
+    for (let i = 0; i < 50; i++) {
+      await store.client.batch(Array.from({ length: 5 }, (_, j) => ({ sql: "INSERT INTO t (v) VALUES (?)", args: [`again ${i}-${j} ${"x".repeat(4000)}`] })), "write");
+    }
+    await until("the database file to take the next writes too", () => statSync(file).size > after + 200 * 4096, { timeoutMs: 3_000 });
   } finally {
     await store.close();
   }
