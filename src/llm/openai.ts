@@ -31,6 +31,8 @@ export const LLM_NOT_CONFIGURED =
  * `SERVICE_BUN_FETCH=1` sends every request through Bun's `fetch` instead (docs/configuration.md).
  */
 const modelFetch = process.env.SERVICE_BUN_FETCH === "1" ? undefined : http1Fetch;
+/** What a model step is sent with: the clients' own `fetch`. */
+const transport = modelFetch ?? fetch;
 
 const client = (e: Endpoint) =>
   new OpenAI({
@@ -77,7 +79,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
         let events: StepStream | undefined;
         const slot = await opts.slots?.acquire(req.signal);
         try {
-          events = await step(client, model, req);
+          events = await step(client, model, req, transport);
           for (let batch = await events.next(); batch; batch = await events.next()) {
             for (const ev of batch) {
               started = true;

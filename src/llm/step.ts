@@ -37,24 +37,71 @@ interface Chunk {
  * finished (a finish reason came), the request was cancelled (the signal's reason is
  * thrown), or the stream broke. `cancel` lets go of a stream left unread.
  *
- * The SDK builds the request (its URL and headers, once per client) and sends it through its
- * own transport; a refused one fails with the SDK's error for its status. The body is read
- * here, with one parser call per read, where the SDK's own reader runs each chunk through
- * five async generators, a race with the abort signal and a line decoder
- * (docs/performance.md, "Many turns at once").
+ * The SDK builds the request (its URL and headers, once per client); `transport` sends it (the
+ * client's `fetch`), with the client's timeout for the answer's head and the caller's signal
+ * linked for the body's reads too, as the SDK's own `fetchWithTimeout` does, but without its
+ * weak references (`Link` below). A refused request fails with the SDK's error for its
+ * status. The body is read here, with one parser call per read, where the SDK's own reader
+ * runs each chunk through five async generators, a race with the abort signal and a line
+ * decoder (docs/performance.md, "Many turns at once").
  */
-export async function step(client: OpenAI, model: string, req: LlmRequest): Promise<StepStream> {
+export async function step(client: OpenAI, model: string, req: LlmRequest, transport: (url: string, init: RequestInit) => Promise<Response> = fetch): Promise<StepStream> {
   const { url, init, timeout } = await chatRequest(client);
-  const controller = new AbortController();
+  const link = new Link(req.signal, timeout);
   let response: Response;
   try {
-    // the SDK's own transport: its timeout, and the caller's signal linked for the body's reads too
-    response = await client.fetchWithTimeout(url, { ...init, body: chatRequestBody(model, req), signal: req.signal }, timeout, controller);
+    response = await transport(url, { ...init, body: chatRequestBody(model, req), signal: link.signal });
   } catch (e) {
-    throw requestFailure(e, req.signal, controller.signal);
+    link.release();
+    throw requestFailure(e, req.signal, link.signal);
+  } finally {
+    link.answered();
   }
-  if (!response.ok) throw await statusError(response);
-  return readStep(response, model, req.signal);
+  if (!response.ok) {
+    try {
+      throw await statusError(response);
+    } finally {
+      link.release();
+    }
+  }
+  return new StepStream(response, new StepReader(model), req.signal, link.release);
+}
+
+/**
+ * A request's own signal: the caller's signal aborts it, body reads included, and so does the
+ * deadline for the answer's head, as in the SDK's `fetchWithTimeout`. The SDK links the
+ * caller's signal through weak references, a finalization registry and weak maps, so that a
+ * request left unread does not hold on to its listener; each young-generation collection of
+ * the service then took about twice as long (docs/performance.md). Here the listener is
+ * removed when the step's stream ends (`release`), which `StepStream` always reaches.
+ */
+class Link {
+  readonly #controller = new AbortController();
+  readonly #onAbort = () => this.#controller.abort(this.caller.reason);
+  readonly #deadline: ReturnType<typeof setTimeout>;
+
+  constructor(
+    private readonly caller: AbortSignal,
+    timeoutMs: number,
+  ) {
+    if (caller.aborted) this.#controller.abort(caller.reason);
+    else caller.addEventListener("abort", this.#onAbort, { once: true });
+    this.#deadline = setTimeout(() => this.#controller.abort(), timeoutMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The answer's head is in (or the request failed): the deadline no longer holds. */
+  answered(): void {
+    clearTimeout(this.#deadline);
+  }
+
+  readonly release = (): void => {
+    clearTimeout(this.#deadline);
+    this.caller.removeEventListener("abort", this.#onAbort);
+  };
 }
 
 /**
@@ -93,7 +140,7 @@ async function statusError(response: Response): Promise<Error> {
 }
 
 /** A completion's response, read as one step's events. */
-export const readStep = (response: Response, model: string, signal: AbortSignal) => new StepStream(response, new StepReader(model), signal);
+export const readStep = (response: Response, model: string, signal: AbortSignal) => new StepStream(response, new StepReader(model), signal, () => {});
 
 export class StepStream {
   readonly #chunks: SseChunks | undefined;
@@ -104,6 +151,8 @@ export class StepStream {
     response: Response,
     private readonly reader: StepReader,
     private readonly signal: AbortSignal,
+    /** Called once the stream has ended, however it ended. */
+    private readonly release: () => void,
   ) {
     // a streamed request answered with one whole completion: Ollama did so whenever tools
     // were offered (https://github.com/ollama/ollama/issues/9092)
@@ -129,12 +178,12 @@ export class StepStream {
         return out;
       }
     } catch (e) {
-      this.#ended = true;
+      this.#end();
       if (signal.aborted) throw signal.reason;
       if (reader.output) throw new StreamBroken("stream broken", { cause: e });
       throw e;
     }
-    this.#ended = true;
+    this.#end();
     if (signal.aborted) throw signal.reason;
     if (!reader.finished) {
       const e = new Error("the connection closed before the answer was complete");
@@ -148,8 +197,13 @@ export class StepStream {
   /** Stops reading a stream that was not read to its end. */
   cancel(): void {
     if (this.#ended) return;
-    this.#ended = true;
+    this.#end();
     this.#chunks?.cancel();
+  }
+
+  #end(): void {
+    this.#ended = true;
+    this.release();
   }
 }
 

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { openAiLlm } from "../../src/llm/openai";
 import { describeFailure } from "../../src/llm/retry";
+import { http1Fetch } from "../../src/llm/http1-fetch";
 import { READS_PER_LOOP, readStep, step } from "../../src/llm/step";
 import type { LlmEvent } from "../../src/llm/types";
 
@@ -138,6 +139,48 @@ describe("the request: the SDK's, built once per client", () => {
       expect(ours!.message).toBe(sdk!.message);
       expect((ours as InstanceType<typeof OpenAI.APIError>).status).toBe((sdk as InstanceType<typeof OpenAI.APIError>).status);
       expect((ours as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after") ?? null).toBe((sdk as InstanceType<typeof OpenAI.APIError>).headers?.get("retry-after") ?? null);
+    }
+  });
+
+  test("the caller's signal stops the body's reads too, and a step leaves no listener on it however it ends", async () => {
+    const { getEventListeners } = await import("node:events");
+    const listeners = (signal: AbortSignal) => getEventListeners(signal, "abort").length;
+    for (const transport of [fetch, http1Fetch]) {
+      // read to its end
+      answer = () => new Response(chunk({ content: "ok" }, "stop"), { headers: { "content-type": "text/event-stream" } });
+      const done = new AbortController();
+      const s = await step(client(), "m", request("hi", done.signal), transport);
+      expect(listeners(done.signal)).toBe(1);
+      while (await s.next());
+      expect(listeners(done.signal)).toBe(0);
+
+      // refused
+      answer = () => new Response("no", { status: 400 });
+      const refused = new AbortController();
+      expect(await step(client(), "m", request("hi", refused.signal), transport).catch((e: Error) => e)).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(listeners(refused.signal)).toBe(0);
+
+      // cancelled while the answer streams: the read ends with the caller's reason
+      let sent = 0;
+      answer = () =>
+        new Response(
+          new ReadableStream({
+            async pull(c) {
+              if (sent++ === 0) c.enqueue(new TextEncoder().encode(chunk({ content: "first" })));
+              else await Bun.sleep(5_000);
+            },
+          }),
+          { headers: { "content-type": "text/event-stream" } },
+        );
+      const cancel = new AbortController();
+      const streaming = await step(client(), "m", request("hi", cancel.signal), transport);
+      expect(await streaming.next()).toEqual([{ type: "text", delta: "first" }]);
+      const reason = new Error("cancelled by the caller");
+      const t0 = performance.now();
+      setTimeout(() => cancel.abort(reason), 20);
+      expect(await streaming.next().catch((e: Error) => e)).toBe(reason);
+      expect(performance.now() - t0).toBeLessThan(1_000);
+      expect(listeners(cancel.signal)).toBe(0);
     }
   });
 
