@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 
 /** A fresh secret: 32 random bytes as hex, with an optional recognisable prefix. */
 export function newToken(prefix = ""): string {
@@ -8,9 +8,14 @@ export function newToken(prefix = ""): string {
 /** SSO session bearers start with this; per-user tokens with `svc_` (auth/users.ts). */
 export const SESSION_TOKEN_PREFIX = "sso_";
 
-/** A token's SHA-256 digest: what is stored of a user's token, and what the instance token is compared by. */
+/**
+ * A token's SHA-256 digest: what is stored of a user's token, and what the instance token is
+ * compared by. Every authenticated request makes one: with `node:crypto`'s `createHash` (a
+ * stream object a hash) each young-generation collection under requests took 0.5 ms longer
+ * than with Bun's hasher (docs/performance.md).
+ */
 export function tokenDigest(token: string): Buffer {
-  return createHash("sha256").update(token).digest();
+  return Bun.CryptoHasher.hash("sha256", token) as Buffer;
 }
 
 export function hashToken(token: string): string {

@@ -1,6 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { fieldName, schemaProblems } from "../../schema-problems";
-import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import { newUuid } from "../../conversation/ids";
 import type { RateLimiter } from "../../rate-limit";
@@ -99,7 +98,7 @@ export function webhookApp(d: WebhookDeps) {
   /** Stores the job (once per idempotency key) and answers 202, or 200 with the first job for a key seen before. */
   const accept = async (request: Request, raw: Uint8Array, job: Omit<NewJob, "id" | "idempotencyKey" | "requestHash">, deliveryId?: string | null) => {
     const key = idempotencyKey(request.headers, deliveryId);
-    const requestHash = key === undefined ? undefined : createHash("sha256").update(raw).digest("hex");
+    const requestHash = key === undefined ? undefined : Bun.CryptoHasher.hash("sha256", raw, "hex");
     const { job: stored, replayed } = await insertJob(d.db, { ...job, id: newUuid(), ...(key === undefined ? {} : { idempotencyKey: key, requestHash }) });
     if (!replayed) {
       d.worker.kick(laneOf(stored));

@@ -2,7 +2,7 @@
 // service signs what it sends: a shared-secret header, GitHub's and Gitea's HMAC of the body,
 // and Standard Webhooks (standardwebhooks.com) with its id and timestamp, through its own
 // library, so stock receivers and senders agree with us byte for byte.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { sameSecret } from "../../auth/tokens";
 
@@ -16,7 +16,7 @@ const encoder = new TextEncoder();
 /** Standard Webhooks keyed by the secret's own bytes (a stock receiver takes `whsec_` + its base64). */
 const standard = (secret: string) => new Webhook(encoder.encode(secret), { format: "raw" });
 
-const hmacHex = (secret: string, body: Uint8Array) => createHmac("sha256", secret).update(body).digest();
+const hmacHex = (secret: string, body: Uint8Array) => new Bun.CryptoHasher("sha256", secret).update(body).digest();
 
 function sameHmac(givenHex: string, secret: string, body: Uint8Array): boolean {
   const expected = hmacHex(secret, body);
@@ -72,7 +72,7 @@ export function verify(how: Verification, headers: Headers, body: Uint8Array | u
 }
 
 /** The spec's callback signature: `sha256=` and the hex HMAC-SHA256 of the body. */
-export const hubSignature = (body: string, secret: string) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+export const hubSignature = (body: string, secret: string) => `sha256=${new Bun.CryptoHasher("sha256", secret).update(body).digest("hex")}`;
 
 /** Standard Webhooks headers for an outgoing message: its id, the time, and the v1 signature. */
 export function standardHeaders(id: string, body: string, secret: string, at = new Date()): Record<string, string> {

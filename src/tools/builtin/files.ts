@@ -7,7 +7,6 @@ import { Type } from "@sinclair/typebox";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, realpath, rmdir, unlink } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { createHash } from "node:crypto";
 import { userFilesDir, type Paths } from "../../config/load";
 import type { AgentFileRecords } from "../../store/agent-files";
 import { defineTool, type Tool, type ToolContext } from "../tool";
@@ -134,7 +133,7 @@ const looksBinary = (bytes: Uint8Array) => {
   }
 };
 
-const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
+const sha256 = (data: Uint8Array | string) => Bun.CryptoHasher.hash("sha256", data, "hex");
 
 /**
  * The file tools. With `records`, what the agent writes is remembered by its hash, and a file
