@@ -7,14 +7,18 @@ import { watchLoopPauses } from "../../src/observability/loop-pauses";
 /** Resolves after the sampler's timer has fired a few more times. */
 const ticks = () => new Promise((resolve) => setTimeout(resolve, 50));
 
+/** Keeps the thread busy for `ms` of its own CPU time (JavaScript, or a full collection), however long other processes make it take. */
+function busyFor(ms: number): void {
+  const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
+  const start = cpu();
+  while (cpu() - start < ms);
+}
+
 test("work on the thread counts as held; a blocked, idle thread only as late", async () => {
   const w = watchLoopPauses(5, 5);
   try {
     await ticks();
-    // busy for 80 ms of this thread's CPU time (JavaScript, or a full collection), however long other processes make it take
-    const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
-    const start = cpu();
-    while (cpu() - start < 80);
+    busyFor(80);
     await ticks();
     const busy = w.max();
     expect(busy.pauseMs).toBeGreaterThanOrEqual(70);
@@ -42,9 +46,7 @@ test("a quiet thread is looked at less often, and work brings the short period b
     expect(w.periodMs()).toBe(200);
 
     // a pause while quiet is still seen when it spans the timer's due time, and ends the quiet
-    const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
-    const start = cpu();
-    while (cpu() - start < 300);
+    busyFor(300);
     await Bun.sleep(50);
     expect(w.max().pauseMs).toBeGreaterThanOrEqual(90);
     expect(w.max().heldMs).toBeGreaterThanOrEqual(90);
@@ -62,9 +64,7 @@ test("a request wakes a quiet watcher at once", async () => {
     w.touch();
     expect(w.periodMs()).toBe(5);
     // ticking again: a pause now is seen without waiting for the quiet period's tick
-    const cpu = () => process.threadCpuUsage().user / 1000 + process.threadCpuUsage().system / 1000;
-    const start = cpu();
-    while (cpu() - start < 60);
+    busyFor(60);
     await Bun.sleep(30);
     expect(w.max().pauseMs).toBeGreaterThanOrEqual(40);
   } finally {
