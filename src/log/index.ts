@@ -112,12 +112,7 @@ function stdoutLine(line: string): void {
   }
 }
 
-/**
- * The one line per turn: ids, channel, status, duration, tokens and, when it failed, the error
- * code. It is written once the event loop has moved on, so that the turn's caller has its
- * answer first: the line's redaction, formatting and write took 10–20 µs of every turn's
- * latency (docs/performance.md).
- */
+/** The one line per turn: ids, channel, status, duration, tokens and, when it failed, the error code. */
 export function logTurn(
   log: Logger | undefined,
   r: { id: string; threadId: string; status: string; error: { code: string } | null; usage: { inputTokens: number; outputTokens: number } },
@@ -125,9 +120,7 @@ export function logTurn(
   /** When the turn started, ms since the epoch. */
   startedAt: number,
 ): void {
-  if (!log) return;
-  const write = log[r.error ? "warn" : "info"];
-  const fields = {
+  log?.[r.error ? "warn" : "info"]("turn", {
     response_id: r.id,
     thread_id: r.threadId,
     user_id: req.userId,
@@ -137,6 +130,5 @@ export function logTurn(
     input_tokens: r.usage.inputTokens,
     output_tokens: r.usage.outputTokens,
     ...(r.error ? { error_code: r.error.code } : {}),
-  };
-  setImmediate(() => write("turn", fields));
+  });
 }
