@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { OAuth2Credentials } from "./manifest";
 
 const TOKEN_TIMEOUT_MS = 15_000;
@@ -24,8 +24,8 @@ const base64url = (b: Buffer) => b.toString("base64url");
 export const newState = () => base64url(randomBytes(32));
 /** RFC 7636: 43 characters of base64url, and its S256 challenge. */
 export const newVerifier = () => base64url(randomBytes(32));
-export const challengeOf = (verifier: string) => base64url(createHash("sha256").update(verifier).digest());
-export const hashState = (state: string) => createHash("sha256").update(state).digest("hex");
+export const challengeOf = (verifier: string) => base64url(Bun.CryptoHasher.hash("sha256", verifier));
+export const hashState = (state: string) => Bun.CryptoHasher.hash("sha256", state, "hex");
 
 export function authorizeUrl(c: OAuth2Credentials, p: { redirectUri: string; state: string; verifier: string }): string {
   const url = new URL(c.authorizeUrl);

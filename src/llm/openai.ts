@@ -29,10 +29,9 @@ export const LLM_NOT_CONFIGURED =
 /**
  * A model server over plain HTTP is asked on the event loop's own sockets (http1-fetch.ts);
  * `SERVICE_BUN_FETCH=1` sends every request through Bun's `fetch` instead (docs/configuration.md).
+ * The clients send with it, and so does each model step (step.ts).
  */
-const modelFetch = process.env.SERVICE_BUN_FETCH === "1" ? undefined : http1Fetch;
-/** What a model step is sent with: the clients' own `fetch`. */
-const transport = modelFetch ?? fetch;
+const modelFetch = process.env.SERVICE_BUN_FETCH === "1" ? fetch : http1Fetch;
 
 const client = (e: Endpoint) =>
   new OpenAI({
@@ -79,7 +78,7 @@ export function openAiLlm(opts: OpenAiLlmOptions): Llm {
         let events: StepStream | undefined;
         const slot = await opts.slots?.acquire(req.signal);
         try {
-          events = await step(client, model, req, transport);
+          events = await step(client, model, req, modelFetch);
           for (let batch = await events.next(); batch; batch = await events.next()) {
             for (const ev of batch) {
               started = true;

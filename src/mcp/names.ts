@@ -1,11 +1,9 @@
-import { createHash } from "node:crypto";
-
 /** What model providers accept as a function name; MCP tool names must fit it too. */
 export const MAX_NAME = 64;
 const HASH_LENGTH = 6;
 
 const sanitize = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, "_") || "_";
-const shortHash = (s: string) => createHash("sha256").update(s).digest("hex").slice(0, HASH_LENGTH);
+const shortHash = (s: string) => Bun.CryptoHasher.hash("sha256", s, "hex").slice(0, HASH_LENGTH);
 
 /**
  * The start every agent tool name of this server has, even shortened: the registry keeps it

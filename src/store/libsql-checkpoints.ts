@@ -31,7 +31,7 @@ export function quietCheckpoints(client: Client): Checkpoints {
   };
   const check = () => {
     timer = undefined;
-    if (stopped || client.closed) return;
+    if (client.closed) return;
     if (running || Date.now() - last < QUIET_MS) return arm();
     running = true;
     client
