@@ -1,0 +1,110 @@
+#!/usr/bin/env bun
+// `bun run bench:phases`: where a non-streaming turn's time goes on the service's own thread,
+// beside the floor's (bench/floor.ts), on the kernel's clock. Client-side latency moves by tens
+// of µs from run to run on this machine; the kernel's timestamps of the service's own syscalls
+// do not, so a change of 5 µs in what the service does shows here (docs/performance.md, "A turn
+// by steps, on the kernel's clock").
+//
+// It traces the main thread's `recvfrom`, `sendto` and `epoll_pwait2` through the syscall
+// tracepoints (/sys/kernel/tracing: Linux, root), over BENCH_PHASE_TURNS sequential turns
+// after 1,000 to warm up, BENCH_PHASE_ROUNDS rounds of the service and the floor in turns.
+// Each phase runs from one syscall of the thread to the next:
+//   before the model: woken by the request → the model's request sent
+//   the model:        the model's request sent → woken by its answer (the LLM's time in it)
+//   after the answer: woken by the answer → the response sent (the commit in it)
+//   after the response: the response sent → asleep again
+import { spawn, type Subprocess } from "bun";
+import { accessSync, constants, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { firstMatch, serveEnv } from "./support";
+import { PHASES, phases, type Phase } from "./trace-phases";
+
+const root = resolve(import.meta.dir, "..");
+const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
+const TURNS = Number(process.env.BENCH_PHASE_TURNS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_PHASE_ROUNDS ?? 2);
+const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
+const TRACING = "/sys/kernel/tracing";
+const EVENTS = ["sys_enter_sendto", "sys_enter_recvfrom", "sys_enter_epoll_pwait2", "sys_exit_epoll_pwait2"];
+
+try {
+  accessSync(`${TRACING}/tracing_on`, constants.W_OK);
+  for (const e of EVENTS) accessSync(`${TRACING}/events/syscalls/${e}/enable`, constants.W_OK);
+} catch {
+  console.log(`bench:phases needs Linux's syscall tracepoints, writable (${TRACING}, as root): skipped.`);
+  process.exit(0);
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "service-phases-"));
+const children: Subprocess[] = [];
+const put = (path: string, value: string) => writeFileSync(`${TRACING}/${path}`, value);
+const traceOff = () => {
+  put("tracing_on", "0");
+  for (const e of EVENTS) (put(`events/syscalls/${e}/enable`, "0"), put(`events/syscalls/${e}/filter`, "0"));
+};
+process.on("exit", () => {
+  traceOff();
+  for (const c of children) c.kill();
+});
+
+/** Starts `serve` (or the floor) and waits for its port; its pid is its event loop's thread. */
+async function start(kind: "service" | "floor", llmUrl: string, round: number): Promise<{ pid: number; base: string }> {
+  const env = serveEnv(join(tmp, `${kind}-${round}`), TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0" });
+  const port = await new Promise<number>((ok) => {
+    const s = Bun.serve({ port: 0, fetch: () => new Response() });
+    ok(s.port!);
+    s.stop(true);
+  });
+  env.GATEWAY_PORT = String(port);
+  const cmd = kind === "service" ? [BIN, "serve"] : ["bun", join(root, "bench/floor.ts")];
+  const proc = spawn(cmd, { env, stdout: "ignore", stderr: "inherit" });
+  children.push(proc);
+  const base = `http://127.0.0.1:${port}`;
+  while (!(await fetch(`${base}/health`).then((r) => r.status < 500, () => false))) await Bun.sleep(5);
+  return { pid: proc.pid, base };
+}
+
+async function turns(base: string, n: number): Promise<void> {
+  const init = { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", input: "Say hello." }) };
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${base}/api/v1/responses`, init);
+    await res.text();
+    if (res.status !== 200) throw new Error(`turn failed: ${res.status}`);
+  }
+}
+
+/** The median of each phase over `n` turns, from the syscalls of thread `pid`. */
+async function traced(pid: number, base: string, n: number): Promise<Record<Phase, number>> {
+  put("tracing_on", "0");
+  put("trace", "");
+  for (const e of EVENTS) (put(`events/syscalls/${e}/filter`, `common_pid == ${pid}`), put(`events/syscalls/${e}/enable`, "1"));
+  put("tracing_on", "1");
+  await turns(base, n);
+  traceOff();
+  return phases(readFileSync(`${TRACING}/trace`, "utf8"));
+}
+
+const llm = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Hello from the scripted model."], { stdout: "pipe", stderr: "inherit" });
+children.push(llm);
+const llmUrl = (await firstMatch(llm, /listening on (\S+)/))[1]!;
+const seen: Record<"service" | "floor", Record<Phase, number>[]> = { service: [], floor: [] };
+for (let round = 0; round < ROUNDS; round++) {
+  for (const kind of ["floor", "service"] as const) {
+    const { pid, base } = await start(kind, llmUrl, round);
+    await turns(base, 1000);
+    seen[kind].push(await traced(pid, base, TURNS));
+    children.pop()!.kill();
+  }
+}
+const range = (xs: number[]) => {
+  const lo = Math.round(Math.min(...xs));
+  const hi = Math.round(Math.max(...xs));
+  return lo === hi ? `${lo} µs` : `${lo}–${hi} µs`;
+};
+console.log(`\nA turn's phases on the event loop's thread, p50 of ${TURNS} sequential turns, ${ROUNDS} rounds\n`);
+console.log("| phase | the floor | the service |\n|---|---|---|");
+for (const p of PHASES) console.log(`| ${p} | ${range(seen.floor.map((r) => r[p]))} | ${range(seen.service.map((r) => r[p]))} |`);
+const own = (r: Record<Phase, number>) => r["before the model"] + r["after the answer"] + r["after the response"];
+console.log(`| the thread's own, in all | ${range(seen.floor.map(own))} | ${range(seen.service.map(own))} |`);
+process.exit(0);
