@@ -1,9 +1,9 @@
 #!/usr/bin/env bun
 // `bun run bench:phases`: where a non-streaming turn's time goes on the service's own thread,
-// beside the floor's (bench/floor.ts), on the kernel's clock. Client-side latency moves by tens
-// of µs from run to run on this machine; the kernel's timestamps of the service's own syscalls
-// do not, so a change of 5 µs in what the service does shows here (docs/performance.md, "A turn
-// by steps, on the kernel's clock").
+// beside the floor's (bench/floor.ts), on the kernel's clock. The client's timing mixes the
+// service's work with the wake-ups of three processes; the kernel's timestamps of the service's
+// own syscalls split a turn where its thread sleeps and wakes, and runs a few minutes apart
+// moved their medians by 5–10 µs (docs/performance.md, "A turn by steps, on the kernel's clock").
 //
 // It traces the main thread's `recvfrom`, `sendto` and `epoll_pwait2` through the syscall
 // tracepoints (/sys/kernel/tracing: Linux, root), over BENCH_PHASE_TURNS sequential turns
@@ -17,7 +17,7 @@ import { spawn, type Subprocess } from "bun";
 import { accessSync, constants, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, serveEnv } from "./support";
+import { firstMatch, freePort, serveEnv } from "./support";
 import { PHASES, phases, type Phase } from "./trace-phases";
 
 const root = resolve(import.meta.dir, "..");
@@ -43,20 +43,19 @@ const traceOff = () => {
   put("tracing_on", "0");
   for (const e of EVENTS) (put(`events/syscalls/${e}/enable`, "0"), put(`events/syscalls/${e}/filter`, "0"));
 };
+// room for every event of the turns (about 10 a turn), the buffer's own size given back after
+const bufferKb = readFileSync(`${TRACING}/buffer_size_kb`, "utf8").trim();
+put("buffer_size_kb", String(Math.max(Number(bufferKb) || 0, 8192)));
 process.on("exit", () => {
   traceOff();
+  put("buffer_size_kb", bufferKb);
   for (const c of children) c.kill();
 });
 
 /** Starts `serve` (or the floor) and waits for its port; its pid is its event loop's thread. */
 async function start(kind: "service" | "floor", llmUrl: string, round: number): Promise<{ pid: number; base: string }> {
-  const env = serveEnv(join(tmp, `${kind}-${round}`), TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0" });
-  const port = await new Promise<number>((ok) => {
-    const s = Bun.serve({ port: 0, fetch: () => new Response() });
-    ok(s.port!);
-    s.stop(true);
-  });
-  env.GATEWAY_PORT = String(port);
+  const port = await freePort();
+  const env = serveEnv(join(tmp, `${kind}-${round}`), TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0", GATEWAY_PORT: String(port) });
   const cmd = kind === "service" ? [BIN, "serve"] : ["bun", join(root, "bench/floor.ts")];
   const proc = spawn(cmd, { env, stdout: "ignore", stderr: "inherit" });
   children.push(proc);

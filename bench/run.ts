@@ -10,7 +10,7 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, interleaved, pct } from "./support";
+import { firstMatch, freePort, interleaved, pct } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -45,13 +45,6 @@ const cpuMs = (pid: number) => {
 
 /** How often a process's main thread (the event loop) has gone to sleep and been woken since it started. */
 const wakeups = (pid: number) => Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 function startService(port: number, llmUrl: string, home: string, bin = BIN) {
   const proc = spawn(bin.endsWith(".ts") ? ["bun", bin, "serve"] : [bin, "serve"], {

@@ -21,6 +21,14 @@ export async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, 
   }
 }
 
+/** A port free on this machine now (taken and let go). */
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
 /** The p-th percentile (nearest rank) of the samples. */
 export function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
