@@ -14,7 +14,7 @@
 //   after the answer: woken by the answer → the response sent (the commit in it)
 //   after the response: the response sent → asleep again
 import { spawn, type Subprocess } from "bun";
-import { accessSync, constants, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { firstMatch, freePort, serveEnv } from "./support";
@@ -28,6 +28,7 @@ const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 const TRACING = "/sys/kernel/tracing";
 const EVENTS = ["sys_enter_sendto", "sys_enter_recvfrom", "sys_enter_epoll_pwait2", "sys_exit_epoll_pwait2"];
 
+if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
 try {
   accessSync(`${TRACING}/tracing_on`, constants.W_OK);
   for (const e of EVENTS) accessSync(`${TRACING}/events/syscalls/${e}/enable`, constants.W_OK);
