@@ -54,7 +54,7 @@ process.on("exit", () => {
 });
 
 /** Starts `serve` (or the floor) and waits for its port; its pid is its event loop's thread. */
-async function start(kind: "service" | "floor", llmUrl: string, round: number): Promise<{ pid: number; base: string }> {
+async function start(kind: "service" | "floor", llmUrl: string, round: number): Promise<{ proc: Subprocess; base: string }> {
   const port = await freePort();
   const env = serveEnv(join(tmp, `${kind}-${round}`), TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0", GATEWAY_PORT: String(port) });
   const cmd = kind === "service" ? [BIN, "serve"] : ["bun", join(root, "bench/floor.ts")];
@@ -62,7 +62,7 @@ async function start(kind: "service" | "floor", llmUrl: string, round: number): 
   children.push(proc);
   const base = `http://127.0.0.1:${port}`;
   while (!(await fetch(`${base}/health`).then((r) => r.status < 500, () => false))) await Bun.sleep(5);
-  return { pid: proc.pid, base };
+  return { proc, base };
 }
 
 async function turns(base: string, n: number): Promise<void> {
@@ -91,10 +91,10 @@ const llmUrl = (await firstMatch(llm, /listening on (\S+)/))[1]!;
 const seen: Record<"service" | "floor", Record<Phase, number>[]> = { service: [], floor: [] };
 for (let round = 0; round < ROUNDS; round++) {
   for (const kind of ["floor", "service"] as const) {
-    const { pid, base } = await start(kind, llmUrl, round);
+    const { proc, base } = await start(kind, llmUrl, round);
     await turns(base, 1000);
-    seen[kind].push(await traced(pid, base, TURNS));
-    children.pop()!.kill();
+    seen[kind].push(await traced(proc.pid, base, TURNS));
+    proc.kill();
   }
 }
 const range = (xs: number[]) => {

@@ -6,17 +6,20 @@ import { pct } from "./support";
 export const PHASES = ["before the model", "the model", "after the answer", "after the response"] as const;
 export type Phase = (typeof PHASES)[number];
 
+const FD = /\bfd: 0x([0-9a-f]+)/;
+const LEN = /\blen: 0x([0-9a-f]+)/;
+
 /** The phases of each turn in a trace: the model's socket is the one the 9 KB request goes to. */
 export function phases(trace: string): Record<Phase, number> {
   const events: { t: number; name: string; enter: boolean; fd?: number; len?: number }[] = [];
   for (const line of trace.split("\n")) {
     const m = /\s(\d+\.\d+): (sys_\w+)(\(| -> )(.*)$/.exec(line);
     if (!m) continue;
-    const hex = (field: string) => {
-      const v = new RegExp(`${field}: 0x([0-9a-f]+)`).exec(m[4]!)?.[1];
+    const hex = (field: RegExp) => {
+      const v = field.exec(m[4]!)?.[1];
       return v === undefined ? undefined : parseInt(v, 16);
     };
-    events.push({ t: Number(m[1]) * 1e6, name: m[2]!, enter: m[3] === "(", fd: hex("fd"), len: hex("len") });
+    events.push({ t: Number(m[1]) * 1e6, name: m[2]!, enter: m[3] === "(", fd: hex(FD), len: hex(LEN) });
   }
   const model = new Set(events.filter((e) => e.name === "sys_sendto" && (e.len ?? 0) > 4096).map((e) => e.fd));
   const got: Record<Phase, number[]> = { "before the model": [], "the model": [], "after the answer": [], "after the response": [] };

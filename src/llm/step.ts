@@ -54,9 +54,8 @@ export async function step(client: OpenAI, model: string, req: LlmRequest, trans
   } catch (e) {
     link.release();
     throw requestFailure(e, req.signal, link.signal);
-  } finally {
-    link.answered();
   }
+  link.answered();
   if (!response.ok) {
     try {
       throw await statusError(response);
@@ -94,7 +93,7 @@ class Link {
     return this.#controller.signal;
   }
 
-  /** The answer's head is in (or the request failed): the deadline no longer holds. */
+  /** The answer's head is in: the deadline no longer holds. */
   answered(): void {
     clearTimeout(this.#deadline);
   }
