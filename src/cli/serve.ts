@@ -11,6 +11,7 @@ import { parseFlags, UsageError } from "./args";
 import { connectHost, removeRunRecord, writeRunRecord } from "./instance";
 import { SERVE_USAGE } from "./usage";
 import { webhookExposure } from "./exposure";
+import { idleCompilerThreads } from "../compiler-threads";
 
 export async function serve(argv: string[]): Promise<number> {
   const f = parseFlags(
@@ -42,6 +43,8 @@ export async function serve(argv: string[]): Promise<number> {
   const log = createLogger({ format: settings.log.format, level: settings.log.level, write: tui ? appendTo(logFile) : undefined });
   for (const k of unknownKeys(readConfigFile(paths))) log.warn(unknownKeyWarning(paths.config, k));
   const svc = await startService({ paths, env, flags, log, channels: { tui } });
+  const compilers = idleCompilerThreads(env);
+  if (compilers) log.debug(`JavaScriptCore's ${compilers} compiler threads run at idle priority (SERVICE_JIT_PRIORITY=normal keeps them as they were)`);
   writeRunRecord(paths, {
     pid: process.pid,
     url: svc.config.gateway.enabled ? svc.url : null,
