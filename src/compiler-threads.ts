@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 export function idleCompilerThreads(env: NodeJS.ProcessEnv = process.env): number {
   if (process.platform !== "linux" || env.SERVICE_JIT_PRIORITY === "normal") return 0;
   try {
-    const compilers = readdirSync("/proc/self/task").filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim() === "JITWorker");
+    const compilers = readdirSync("/proc/self/task").filter((tid) => nameOf(tid) === "JITWorker");
     if (!compilers.length) return 0;
     const setScheduler = libcSetScheduler();
     return compilers.filter((tid) => setScheduler(Number(tid), SCHED_IDLE) === 0).length;
@@ -27,6 +27,15 @@ export function idleCompilerThreads(env: NodeJS.ProcessEnv = process.env): numbe
 }
 
 const SCHED_IDLE = 5;
+
+/** A thread's name, or nothing once it has ended. */
+function nameOf(tid: string): string | undefined {
+  try {
+    return readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
 
 function libcSetScheduler() {
   const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
