@@ -17,7 +17,7 @@ import { spawn, type Subprocess } from "bun";
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, freePort, serveEnv } from "./support";
+import { freePort, scriptedLlmProcess, serveEnv } from "./support";
 import { PHASES, phases, type Phase } from "./trace-phases";
 
 const root = resolve(import.meta.dir, "..");
@@ -45,12 +45,13 @@ const traceOff = () => {
   for (const e of EVENTS) (put(`events/syscalls/${e}/enable`, "0"), put(`events/syscalls/${e}/filter`, "0"));
 };
 // room for every event of the turns (about 10 a turn), the buffer's own size given back after
-const bufferKb = readFileSync(`${TRACING}/buffer_size_kb`, "utf8").trim();
+// (a buffer not yet allocated reads "7 (expanded: 1408)": its size is the first number)
+const bufferKb = /^\d+/.exec(readFileSync(`${TRACING}/buffer_size_kb`, "utf8"))?.[0];
 put("buffer_size_kb", String(Math.max(Number(bufferKb) || 0, 8192)));
 process.on("exit", () => {
-  traceOff();
-  put("buffer_size_kb", bufferKb);
   for (const c of children) c.kill();
+  traceOff();
+  if (bufferKb) put("buffer_size_kb", bufferKb);
 });
 
 /** Starts `serve` (or the floor) and waits for its port; its pid is its event loop's thread. */
@@ -85,9 +86,8 @@ async function traced(pid: number, base: string, n: number): Promise<Record<Phas
   return phases(readFileSync(`${TRACING}/trace`, "utf8"));
 }
 
-const llm = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Hello from the scripted model."], { stdout: "pipe", stderr: "inherit" });
+const { proc: llm, url: llmUrl } = await scriptedLlmProcess();
 children.push(llm);
-const llmUrl = (await firstMatch(llm, /listening on (\S+)/))[1]!;
 const seen: Record<"service" | "floor", Record<Phase, number>[]> = { service: [], floor: [] };
 for (let round = 0; round < ROUNDS; round++) {
   for (const kind of ["floor", "service"] as const) {

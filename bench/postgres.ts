@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freshPostgres, pgInstalled } from "../tests/support/postgres";
-import { firstMatch, interleaved, pct, serveEnv } from "./support";
+import { firstMatch, interleaved, pct, scriptedLlmProcess, serveEnv } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -32,9 +32,8 @@ process.on("exit", () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Hello from the scripted model."], { stdout: "pipe", stderr: "inherit" });
+const { proc: llmProc, url: llmUrl } = await scriptedLlmProcess();
 children.push(llmProc);
-const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
 let homes = 0;
 /** A replica on `databaseUrl` (undefined: a libSQL file in its home); resolves with its URL once it answers. */

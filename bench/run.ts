@@ -10,7 +10,7 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, freePort, interleaved, pct } from "./support";
+import { freePort, interleaved, pct, scriptedLlmProcess } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -70,12 +70,8 @@ function startService(port: number, llmUrl: string, home: string, bin = BIN) {
 async function main() {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
 
-  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Hello from the scripted model."], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const { proc: llmProc, url: llmUrl } = await scriptedLlmProcess();
   children.push(llmProc);
-  const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
   // 1. Time from process start to the first 200, on a fresh home each time.
   const startups: number[] = [];

@@ -1,5 +1,6 @@
 // What the benchmarks share: reading a child's stdout for a line, and percentiles.
-import type { Subprocess } from "bun";
+import { spawn, type Subprocess } from "bun";
+import { join } from "node:path";
 
 /** Resolves with the first match of `pattern` on the child's stdout, then keeps draining it. */
 export async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {
@@ -19,6 +20,12 @@ export async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, 
       return m;
     }
   }
+}
+
+/** The scripted LLM (tests/support/scripted-llm.ts) as a process of its own, answering every request with `answer`; resolves with its URL once it listens. */
+export async function scriptedLlmProcess(answer = "Hello from the scripted model.", ...flags: string[]): Promise<{ proc: Subprocess<"ignore", "pipe", "inherit">; url: string }> {
+  const proc = spawn(["bun", join(import.meta.dir, "../tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", answer, ...flags], { stdout: "pipe", stderr: "inherit" });
+  return { proc, url: (await firstMatch(proc, /listening on (\S+)/))[1]! };
 }
 
 /** A port free on this machine now (taken and let go). */

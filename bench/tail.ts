@@ -12,7 +12,7 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, freePort, pct, serveEnv } from "./support";
+import { freePort, pct, scriptedLlmProcess, serveEnv } from "./support";
 import { backfilled, causes, EngineLog } from "./tail-causes";
 
 const root = resolve(import.meta.dir, "..");
@@ -30,9 +30,8 @@ process.on("exit", () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const llm = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Hello from the scripted model."], { stdout: "pipe", stderr: "inherit" });
+const { proc: llm, url: llmUrl } = await scriptedLlmProcess();
 children.push(llm);
-const llmUrl = (await firstMatch(llm, /listening on (\S+)/))[1]!;
 
 const port = await freePort();
 const env = serveEnv(tmp, TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0", GATEWAY_PORT: String(port), BUN_JSC_logGC: "1", BUN_JSC_reportDFGCompileTimes: "1", ...(process.env.SERVICE_JIT_PRIORITY ? { SERVICE_JIT_PRIORITY: process.env.SERVICE_JIT_PRIORITY } : {}) });
