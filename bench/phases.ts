@@ -14,17 +14,15 @@
 //   after the answer: woken by the answer → the response sent (the commit in it)
 //   after the response: the response sent → asleep again
 import { spawn, type Subprocess } from "bun";
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { accessSync, constants, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { freePort, scriptedLlmProcess, serveEnv } from "./support";
+import { freePort, healthy, sayHello, scratch, scriptedLlmProcess, serveEnv, TOKEN } from "./support";
 import { PHASES, phases, type Phase } from "./trace-phases";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
 const TURNS = Number(process.env.BENCH_PHASE_TURNS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_PHASE_ROUNDS ?? 2);
-const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 const TRACING = "/sys/kernel/tracing";
 const EVENTS = ["sys_enter_sendto", "sys_enter_recvfrom", "sys_enter_epoll_pwait2", "sys_exit_epoll_pwait2"];
 
@@ -37,8 +35,6 @@ try {
   process.exit(0);
 }
 
-const tmp = mkdtempSync(join(tmpdir(), "service-phases-"));
-const children: Subprocess[] = [];
 const put = (path: string, value: string) => writeFileSync(`${TRACING}/${path}`, value);
 const traceOff = () => {
   put("tracing_on", "0");
@@ -48,11 +44,12 @@ const traceOff = () => {
 // (a buffer not yet allocated reads "7 (expanded: 1408)": its size is the first number)
 const bufferKb = /^\d+/.exec(readFileSync(`${TRACING}/buffer_size_kb`, "utf8"))?.[0];
 put("buffer_size_kb", String(Math.max(Number(bufferKb) || 0, 8192)));
+// (registered before the scratch's own: the trace is off before its processes stop)
 process.on("exit", () => {
-  for (const c of children) c.kill();
   traceOff();
   if (bufferKb) put("buffer_size_kb", bufferKb);
 });
+const { tmp, children } = scratch("service-phases-");
 
 /** Starts `serve` (or the floor) and waits for its port; its pid is its event loop's thread. */
 async function start(kind: "service" | "floor", llmUrl: string, round: number): Promise<{ proc: Subprocess; base: string }> {
@@ -62,17 +59,12 @@ async function start(kind: "service" | "floor", llmUrl: string, round: number): 
   const proc = spawn(cmd, { env, stdout: "ignore", stderr: "inherit" });
   children.push(proc);
   const base = `http://127.0.0.1:${port}`;
-  while (!(await fetch(`${base}/health`).then((r) => r.status < 500, () => false))) await Bun.sleep(5);
+  await healthy(base);
   return { proc, base };
 }
 
 async function turns(base: string, n: number): Promise<void> {
-  const init = { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", input: "Say hello." }) };
-  for (let i = 0; i < n; i++) {
-    const res = await fetch(`${base}/api/v1/responses`, init);
-    await res.text();
-    if (res.status !== 200) throw new Error(`turn failed: ${res.status}`);
-  }
+  for (let i = 0; i < n; i++) await sayHello(base);
 }
 
 /** The median of each phase over `n` turns, from the syscalls of thread `pid`. */

@@ -5,15 +5,13 @@
 // with one replica, and with two replicas on one database (the clients split between them).
 // PostgreSQL is a throwaway cluster from Debian's `postgresql` package (as the tests use).
 import { spawn, type Subprocess } from "bun";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { freshPostgres, pgInstalled } from "../tests/support/postgres";
-import { firstMatch, interleaved, pct, scriptedLlmProcess, serveEnv } from "./support";
+import { firstMatch, interleaved, pct, scratch, scriptedLlmProcess, serveEnv, TOKEN } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
-const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 3);
 const SEQUENTIAL = Number(process.env.BENCH_PG_SEQUENTIAL ?? 500);
 const TURNS = Number(process.env.BENCH_PG_TURNS ?? 2000);
@@ -25,12 +23,7 @@ if (!pgInstalled) {
 }
 if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
 
-const tmp = mkdtempSync(join(tmpdir(), "service-bench-pg-"));
-const children: Subprocess[] = [];
-process.on("exit", () => {
-  for (const c of children) c.kill();
-  rmSync(tmp, { recursive: true, force: true });
-});
+const { tmp, children } = scratch("service-bench-pg-");
 
 const { proc: llmProc, url: llmUrl } = await scriptedLlmProcess();
 children.push(llmProc);

@@ -10,11 +10,10 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort, interleaved, pct, scriptedLlmProcess } from "./support";
+import { freePort, healthy, interleaved, pct, scriptedLlmProcess, TOKEN } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
-const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 2000);
 const CONCURRENCY = 8;
 const TOTAL_TURNS = Number(process.env.BENCH_TURNS ?? 10_000);
@@ -90,9 +89,6 @@ async function main() {
   }
 
   // 2. The service under test, then the floor beside it.
-  const healthy = async (at: string) => {
-    while (!(await fetch(`${at}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
-  };
   const port = await freePort();
   const svc = startService(port, llmUrl, join(tmp, "home"));
   const base = `http://127.0.0.1:${port}`;

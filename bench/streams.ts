@@ -14,7 +14,7 @@ import { spawn, type Subprocess } from "bun";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { firstMatch, pct, serveEnv } from "./support";
+import { firstMatch, pct, scriptedLlmProcess, serveEnv } from "./support";
 
 // this process opens N streams at once: Bun's fetch allows 256 unless told at start
 if (process.env.BUN_CONFIG_MAX_HTTP_REQUESTS === undefined) {
@@ -85,12 +85,8 @@ async function burst(n: number, url: string, init: () => RequestInit, marker: st
 
 async function main() {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
-  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", answer, "--chunk-delay", "50"], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const { proc: llmProc, url: llmUrl } = await scriptedLlmProcess(answer, "--chunk-delay", "50");
   children.push(llmProc);
-  const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
   const svc = spawn([BIN, "serve"], { env: serveEnv(tmp, TOKEN, llmUrl, { RESPONSES_RATE_LIMIT: "0" }), stdout: "pipe", stderr: "inherit" });
   children.push(svc);

@@ -1,6 +1,37 @@
-// What the benchmarks share: reading a child's stdout for a line, and percentiles.
+// What the benchmarks share: a scratch directory and the processes started in it, the scripted
+// LLM, a turn, reading a child's stdout for a line, and percentiles.
 import { spawn, type Subprocess } from "bun";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+/** The instance token of every benchmarked `serve`. */
+export const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
+
+/** A temporary directory, and the processes started for the bench: all stopped, and the directory removed, when the bench exits. */
+export function scratch(prefix: string): { tmp: string; children: Subprocess[] } {
+  const tmp = mkdtempSync(join(tmpdir(), prefix));
+  const children: Subprocess[] = [];
+  process.on("exit", () => {
+    for (const c of children) c.kill();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+  return { tmp, children };
+}
+
+/** Resolves once `base` answers `/health`. */
+export async function healthy(base: string): Promise<void> {
+  while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
+}
+
+const TURN = { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", input: "Say hello." }) };
+
+/** One non-streaming turn of `base` ("Say hello."), read to its end; throws unless it was answered 200. */
+export async function sayHello(base: string): Promise<void> {
+  const res = await fetch(`${base}/api/v1/responses`, TURN);
+  await res.text();
+  if (res.status !== 200) throw new Error(`turn failed: ${res.status}`);
+}
 
 /** Resolves with the first match of `pattern` on the child's stdout, then keeps draining it. */
 export async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, pattern: RegExp): Promise<RegExpMatchArray> {

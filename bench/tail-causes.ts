@@ -40,6 +40,12 @@ export function backfilled(shm: Uint8Array): number {
 
 export type Cause = "SQLite's checkpoint" | "a full collection" | "a young collection" | "an optimising compile" | "none of these";
 export const CAUSES: Cause[] = ["SQLite's checkpoint", "a full collection", "a young collection", "an optimising compile", "none of these"];
+/** The engine's events, in the order of `CAUSES`, and the cause each one is. */
+const BY_KIND: [EngineEvent["kind"], Cause][] = [
+  ["full", "a full collection"],
+  ["eden", "a young collection"],
+  ["compile", "an optimising compile"],
+];
 
 /**
  * What held each slow turn up. A turn owns the events from its start to the next turn's (a
@@ -52,20 +58,12 @@ export function causes(turns: { start: number; ms: number; checkpoint: boolean }
   const sorted = [...events].sort((a, b) => a.at - b.at);
   let e = 0;
   for (const [i, t] of turns.entries()) {
+    while (e < sorted.length && sorted[e]!.at < t.start) e++;
+    if (t.ms <= overMs) continue;
     const until = turns[i + 1]?.start ?? Infinity;
     const kinds = new Set<EngineEvent["kind"]>();
-    while (e < sorted.length && sorted[e]!.at < t.start) e++;
     for (let j = e; j < sorted.length && sorted[j]!.at < until; j++) kinds.add(sorted[j]!.kind);
-    if (t.ms <= overMs) continue;
-    const cause: Cause = t.checkpoint
-      ? "SQLite's checkpoint"
-      : kinds.has("full")
-        ? "a full collection"
-        : kinds.has("eden")
-          ? "a young collection"
-          : kinds.has("compile")
-            ? "an optimising compile"
-            : "none of these";
+    const cause = t.checkpoint ? "SQLite's checkpoint" : (BY_KIND.find(([kind]) => kinds.has(kind))?.[1] ?? "none of these");
     out.get(cause)!.push(t.ms);
   }
   return out;

@@ -8,11 +8,10 @@
 // `BUN_JSC_reportDFGCompileTimes`), or none of these (docs/performance.md, "the slowest turns,
 // told apart"). The reports cost the service little, but the latencies here are not the
 // bench's figures: `bun run bench` measures those without them.
-import { spawn, type Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn } from "bun";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { freePort, pct, scriptedLlmProcess, serveEnv } from "./support";
+import { freePort, healthy, pct, sayHello, scratch, scriptedLlmProcess, serveEnv, TOKEN } from "./support";
 import { backfilled, causes, EngineLog } from "./tail-causes";
 
 const root = resolve(import.meta.dir, "..");
@@ -20,15 +19,9 @@ const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
 const TURNS = Number(process.env.BENCH_TAIL_TURNS ?? 4000);
 const WARMUP = Number(process.env.BENCH_TAIL_WARMUP ?? 500);
 const OVER_MS = Number(process.env.BENCH_TAIL_OVER ?? 2);
-const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 
 if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
-const tmp = mkdtempSync(join(tmpdir(), "service-tail-"));
-const children: Subprocess[] = [];
-process.on("exit", () => {
-  for (const c of children) c.kill();
-  rmSync(tmp, { recursive: true, force: true });
-});
+const { tmp, children } = scratch("service-tail-");
 
 const { proc: llm, url: llmUrl } = await scriptedLlmProcess();
 children.push(llm);
@@ -44,17 +37,15 @@ void (async () => {
 })();
 
 const base = `http://127.0.0.1:${port}`;
-while (!(await fetch(`${base}/health`).then((r) => r.ok, () => false))) await Bun.sleep(5);
-const init = { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ model: "bench", input: "Say hello." }) };
-const turn = async () => {
-  const res = await fetch(`${base}/api/v1/responses`, init);
-  await res.text();
-  if (res.status !== 200) throw new Error(`turn failed: ${res.status}`);
-};
-const shm = join(tmp, "home", "service.db-shm");
-const copied = () => (existsSync(shm) ? backfilled(readFileSync(shm).subarray(0, 104)) : 0);
+await healthy(base);
+const turn = () => sayHello(base);
 
-for (let i = 0; i < WARMUP; i++) await turn();
+// at least one: the -shm file is there once the database has been written to
+for (let i = 0; i < Math.max(WARMUP, 1); i++) await turn();
+// its header, read after each turn
+const shm = openSync(join(tmp, "home", "service.db-shm"), "r");
+const header = new Uint8Array(104);
+const copied = () => (readSync(shm, header, 0, header.byteLength, 0), backfilled(header));
 const from = engine.events.length;
 const turns: { start: number; ms: number; checkpoint: boolean }[] = [];
 let before = copied();
@@ -66,6 +57,7 @@ for (let i = 0; i < TURNS; i++) {
   turns.push({ start, ms, checkpoint: now > before });
   before = now;
 }
+closeSync(shm);
 await Bun.sleep(100); // the last reports
 const events = engine.events.slice(from);
 

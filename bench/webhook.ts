@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { firstMatch, pct, serveEnv } from "./support";
+import { firstMatch, pct, scriptedLlmProcess, serveEnv } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -102,12 +102,8 @@ class Client {
 async function main() {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`bun run build\` first`);
 
-  const llmProc = spawn(["bun", join(root, "tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", "Done: the webhook was handled.", "--slow", `${HOLD}=${HOLD_MS}`], {
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const { proc: llmProc, url: llmUrl } = await scriptedLlmProcess("Done: the webhook was handled.", "--slow", `${HOLD}=${HOLD_MS}`);
   children.push(llmProc);
-  const llmUrl = (await firstMatch(llmProc, /listening on (\S+)/))[1]!;
 
   const svc = spawn([BIN, "serve"], {
     env: serveEnv(tmp, TOKEN, llmUrl, { HTTP_ENABLED: "true", HTTP_HOST: "127.0.0.1", HTTP_PORT: "0", HTTP_WEBHOOK_SECRET: SECRET, HTTP_JOB_CONCURRENCY: process.env.HTTP_JOB_CONCURRENCY ?? "4" }),
