@@ -6,11 +6,10 @@
 // service's latency and throughput, the same run measures the floor (bench/floor.ts: the
 // service's own model request and commit, nothing else) right after it: what this
 // machine and its disk leave of each target. BENCH_FLOOR=0 leaves it out.
-import { spawn, type Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn } from "bun";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { freePort, healthy, interleaved, pct, scriptedLlmProcess, TOKEN } from "./support";
+import { cpuMs, freePort, healthy, interleaved, pct, rssMb, scratch, scriptedLlmProcess, TOKEN } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
@@ -22,25 +21,10 @@ const STREAMED = Number(process.env.BENCH_STREAMED ?? 500);
 const FLOOR = process.env.BENCH_FLOOR !== "0" && !BIN.endsWith("floor.ts");
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 10);
 
-const tmp = mkdtempSync(join(tmpdir(), "service-bench-"));
-const children: Subprocess[] = [];
-process.on("exit", () => {
-  for (const c of children) c.kill();
-});
+const { tmp, children } = scratch("service-bench-");
 
-
-const rssMb = (pid: number) => {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-  return Math.round(kb / 102.4) / 10;
-};
 
 const ms = (x: number) => Math.round(x * 1000) / 1000;
-
-/** CPU time (user + system) a process has used, in ms. */
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-};
 
 /** How often a process's main thread (the event loop) has gone to sleep and been woken since it started. */
 const wakeups = (pid: number) => Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
@@ -237,7 +221,6 @@ ${floor ? "\nThe floor (bench/floor.ts) sends the service's own model request an
   floorProc?.kill("SIGTERM");
   await svc.exited;
   llmProc.kill("SIGTERM");
-  rmSync(tmp, { recursive: true, force: true });
 }
 
 await main();

@@ -13,11 +13,10 @@
 // Then the same N arriving evenly over a second (`BENCH_STREAMS_RAMP_MS`), as turns come
 // when a thousand streams are open because users keep starting them: the LLM alone first
 // (its streams kept to the end, as the service's are), then the service.
-import { spawn, type Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn } from "bun";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { firstMatch, freePort, healthy, pct, scriptedLlmProcess, serveEnv } from "./support";
+import { cpuMs, firstMatch, freePort, healthy, pct, rssMb, scratch, scriptedLlmProcess, serveEnv, TOKEN } from "./support";
 
 // this process opens N streams at once: Bun's fetch allows 256 unless told at start
 if (process.env.BUN_CONFIG_MAX_HTTP_REQUESTS === undefined) {
@@ -26,17 +25,12 @@ if (process.env.BUN_CONFIG_MAX_HTTP_REQUESTS === undefined) {
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
-const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 const N = Number(process.env.BENCH_STREAMS ?? 1000);
 const RAMP_MS = Number(process.env.BENCH_STREAMS_RAMP_MS ?? 1000);
 const TOKENS = 200; // words in the answer: ten seconds of streaming at 20 tokens a second
 const answer = Array.from({ length: TOKENS }, (_, i) => `word${i}`).join(" ");
 
-const tmp = mkdtempSync(join(tmpdir(), "service-bench-streams-"));
-const children: Subprocess[] = [];
-process.on("exit", () => {
-  for (const c of children) c.kill();
-});
+const { tmp, children } = scratch("service-bench-streams-");
 
 /** The most a 10 ms timer of this process fired late over `forMs`: what other processes and the machine cost any process here. */
 async function timerLateness(forMs: number): Promise<number> {
@@ -50,12 +44,6 @@ async function timerLateness(forMs: number): Promise<number> {
   return worst;
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-/** user + system CPU time of a process, in ms (clock ticks of 10 ms). */
-const cpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
 
 /**
  * Posts N requests, at once or evenly over `overMs`; resolves once each has shown `marker` in
@@ -188,7 +176,6 @@ The same ${N} streamed turns arriving evenly over ${RAMP_MS} ms, each kept to it
   svc.kill("SIGTERM");
   await svc.exited;
   llmProc.kill("SIGTERM");
-  rmSync(tmp, { recursive: true, force: true });
 }
 
 await main();

@@ -1,7 +1,7 @@
 // What the benchmarks share: a scratch directory and the processes started in it, the scripted
-// LLM, a turn, reading a child's stdout for a line, and percentiles.
+// LLM, a turn, reading a child's stdout for a line, a process's memory and CPU time, and percentiles.
 import { spawn, type Subprocess } from "bun";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -57,6 +57,18 @@ export async function firstMatch(proc: Subprocess<"ignore", "pipe", "inherit">, 
 export async function scriptedLlmProcess(answer = "Hello from the scripted model.", ...flags: string[]): Promise<{ proc: Subprocess<"ignore", "pipe", "inherit">; url: string }> {
   const proc = spawn(["bun", join(import.meta.dir, "../tests/support/scripted-llm.ts"), "--port", "0", "--no-record", "--answer", answer, ...flags], { stdout: "pipe", stderr: "inherit" });
   return { proc, url: (await firstMatch(proc, /listening on (\S+)/))[1]! };
+}
+
+/** A process's resident memory now, in MB to one decimal. */
+export function rssMb(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  return Math.round(kb / 102.4) / 10;
+}
+
+/** CPU time (user + system) a process has used, in ms (clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** A port free on this machine now (taken and let go). */

@@ -14,18 +14,16 @@
 //    last of their runs was recorded and the last of their jobs started.
 // The channel allows 60 requests a minute per client IP, so the clients spread over source
 // addresses of 127.0.0.0/8 (every one is loopback on Linux), at most 50 requests each.
-import { spawn, type Subprocess } from "bun";
+import { spawn } from "bun";
 import http from "node:http";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { firstMatch, pct, scriptedLlmProcess, serveEnv } from "./support";
+import { firstMatch, pct, rssMb, scratch, scriptedLlmProcess, serveEnv, TOKEN } from "./support";
 
 const root = resolve(import.meta.dir, "..");
 const BIN = process.env.SERVICE_BIN ?? join(root, "dist/service");
 const SECRET = "bench-webhook-secret-0123456789";
-const TOKEN = "bench-token-0123456789abcdef0123456789abcdef";
 const JOBS = Number(process.env.BENCH_WEBHOOK_JOBS ?? 2000);
 const CONCURRENCY = 8;
 const SEQUENTIAL = Number(process.env.BENCH_WEBHOOK_SEQUENTIAL ?? 200);
@@ -38,17 +36,8 @@ const HOLD_MS = 3_000;
 /** Routines due in the same second. */
 const ROUTINES = 50;
 
-const rssMb = (pid: number) => {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-  return Math.round(kb / 102.4) / 10;
-};
-
-const tmp = mkdtempSync(join(tmpdir(), "service-bench-webhook-"));
-const children: Subprocess[] = [];
+const { tmp, children } = scratch("service-bench-webhook-");
 let stopping = false;
-process.on("exit", () => {
-  for (const c of children) c.kill();
-});
 
 
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -296,7 +285,6 @@ async function main() {
   await svc.exited;
   llmProc.kill("SIGTERM");
   await llmProc.exited;
-  rmSync(tmp, { recursive: true, force: true });
 }
 
 await main();

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { libc } from "./libc";
 
 /**
  * JavaScriptCore compiles the service's hot functions on threads of its own (`JITWorker`, two
@@ -38,9 +39,8 @@ function nameOf(tid: string): string | undefined {
 }
 
 function libcSetScheduler() {
-  const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
-  const libc = dlopen("libc.so.6", { sched_setscheduler: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
+  const { sched_setscheduler } = libc({ sched_setscheduler: { args: ["i32", "i32", "ptr"], returns: "i32" } });
   // struct sched_param { int sched_priority }: 0, as SCHED_IDLE requires
   const param = new Int32Array(1);
-  return (tid: number, policy: number) => libc.symbols.sched_setscheduler(tid, policy, param);
+  return (tid: number, policy: number) => sched_setscheduler(tid, policy, param);
 }

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, readSync, realpathSync } from "node:fs";
+import { libc } from "./libc";
 
 /**
  * The compiled binary carries its code, bytecode and files (libSQL's native addon among them)
@@ -103,7 +104,6 @@ function readPagemap(start: number, end: number): BigUint64Array {
 }
 
 function libcMadvise() {
-  const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
-  const libc = dlopen("libc.so.6", { madvise: { args: [FFIType.u64, FFIType.u64, FFIType.i32], returns: FFIType.i32 } });
-  return (addr: number, length: number, advice: number) => libc.symbols.madvise(addr, length, advice);
+  const { madvise } = libc({ madvise: { args: ["u64", "u64", "i32"], returns: "i32" } });
+  return (addr: number, length: number, advice: number) => madvise(addr, length, advice);
 }
