@@ -1,6 +1,10 @@
+import { ThreadNotFound } from "../errors";
 import { itemId } from "../conversation/ids";
 import type { ConversationItem, FunctionCallOutputItem, PendingCall } from "../conversation/items";
+import { deleteItem, getGate, getResponse, loadResponseItems } from "../store/conversations";
+import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
+import type { TurnHandle, TurnResult } from "./turn-types";
 
 /** What the model is told of a call the service stopped in the middle of. */
 export const INTERRUPTED =
@@ -25,4 +29,43 @@ export function resumeCalls(stored: ConversationItem[], tools: ToolRegistry): { 
     else interrupted.push({ type: "function_call_output", id: itemId(), call_id: item.call_id, output: INTERRUPTED });
   }
   return { pending, interrupted };
+}
+
+/** A stored turn that a crash, a stop or a failure cut short, and where it goes on from. */
+export interface Recovering {
+  /** What it produced before it stopped, as stored. */
+  output: ConversationItem[];
+  pending: PendingCall[];
+  /** Results of calls that were running when it stopped (not safe to repeat). */
+  interrupted: FunctionCallOutputItem[];
+}
+
+/**
+ * The stored response a recovery names, which must be this user's and on this thread
+ * (ThreadNotFound otherwise): its result, if it had completed after all; else undefined.
+ */
+export async function finishedTurn(db: Db, userId: string, id: string, threadId: string): Promise<{ result: TurnResult; turn: TurnHandle } | undefined> {
+  const row = await getResponse(db, id);
+  if (!row || row.userId !== userId || row.threadId !== threadId) throw new ThreadNotFound(threadId);
+  if (row.status !== "completed") return undefined;
+  const { input, output } = await loadResponseItems(db, id);
+  const gate = await getGate(db, threadId);
+  const waiting = gate?.responseId === id && gate.kind !== "external_tool" ? gate.kind : undefined;
+  const usage = { inputTokens: row.inputTokens, outputTokens: row.outputTokens, cachedTokens: row.cachedTokens, reasoningTokens: row.reasoningTokens, costUsd: row.costMicroUsd / 1e6 };
+  const result: TurnResult = { id, threadId, createdAt: row.createdAt, model: row.model, status: "completed", error: null, items: [...input, ...output], output, usage, tools: [], ...(waiting ? { waiting } : {}) };
+  return { result, turn: { id, threadId, createdAt: row.createdAt, input } };
+}
+
+/**
+ * Where a stopped turn goes on from: what it produced, and the call it was running. An
+ * answer the stop cut off mid-sentence is taken out of the thread: it is asked for again.
+ */
+export async function recoveringTurn(db: Db, tools: ToolRegistry, id: string, threadId: string): Promise<Recovering> {
+  const { output } = await loadResponseItems(db, id);
+  const last = output.at(-1);
+  if (last?.type === "message" && last.role === "assistant" && last.status === "incomplete") {
+    await deleteItem(db, threadId, last.id);
+    output.pop();
+  }
+  return { output, ...resumeCalls(output, tools) };
 }

@@ -12,15 +12,15 @@ import { ThreadContext } from "../context/thread-context";
 import { KeyedLock } from "../keyed-lock";
 import type { Locks } from "../store/db";
 import { storeCompaction, type ThreadContextRows } from "../store/compactions";
-import { deleteThread, findResponse, getGate, ownThread, type Gate, getResponse, loadResponseItems, deleteItem, type ResponseRow } from "../store/conversations";
+import { deleteThread, findResponse, getGate, ownThread, type Gate } from "../store/conversations";
 import type { Db } from "../store/db";
 import type { ToolRegistry } from "../tools/registry";
 import type { ExternalTool } from "../conversation/items";
 import { gateOf } from "./gates";
 import { newUuid, responseId, threadOfResponse } from "../conversation/ids";
-import { isUntrusted, type ConversationItem, type FunctionCallOutputItem, type PendingCall } from "../conversation/items";
+import { isUntrusted, type ConversationItem } from "../conversation/items";
 import { agentLoop } from "./loop";
-import { resumeCalls } from "./recover";
+import { finishedTurn, recoveringTurn, type Recovering } from "./recover";
 import { TurnBus, type TurnInfo } from "./bus";
 import { TurnMeter } from "../usage/meter";
 import type { Prices } from "../usage/prices";
@@ -87,15 +87,6 @@ interface Prepared extends StoredProgress {
   recovering?: Recovering;
 }
 
-/** A stored turn that a crash, a stop or a failure cut short, and where it goes on from. */
-interface Recovering {
-  /** What it produced before it stopped, as stored. */
-  output: ConversationItem[];
-  pending: PendingCall[];
-  /** Results of calls that were running when it stopped (not safe to repeat). */
-  interrupted: FunctionCallOutputItem[];
-}
-
 /**
  * Runs turns. A thread runs one turn at a time: a second request waits for the first, in
  * arrival order. The lock is taken and released inside `start`/`run`, whatever happens.
@@ -135,15 +126,15 @@ export class Agent {
     let isAccepted = false;
     const result: Promise<TurnResult> = this.#locks.hold(threadId, async () => {
       if (recover) {
-        const stored = await this.#recovered(req, recover, threadId);
+        const stored = await finishedTurn(this.deps.db, req.userId, recover, threadId);
         // it had finished after all (the process stopped before its channel heard): as it was stored
-        if ("result" in stored) {
+        if (stored) {
           isAccepted = true;
           accepted.resolve({ turn: stored.turn, result });
           return stored.result;
         }
       }
-      const recovering = recover ? await this.#recovering(recover, threadId) : undefined;
+      const recovering = recover ? await recoveringTurn(this.deps.db, this.deps.tools, recover, threadId) : undefined;
       const prepared = await this.#prepare(recover ? { ...req, threadId } : req, threadId, req.timeoutMs ? requestedAt + req.timeoutMs : undefined);
       const turn = recovering
         ? { id: recover!, threadId, createdAt: Math.floor(requestedAt / 1000), input: [] }
@@ -330,34 +321,6 @@ export class Agent {
     const offered = offer.specs();
     if (check) context.checkInput(input, offered);
     return { context, input, policy, meter, offered, stored: 0 };
-  }
-
-  /** The stored response a recovery names: this user's, on this thread; one that completed is its result. */
-  async #recovered(req: TurnRequest, id: string, threadId: string): Promise<{ result: TurnResult; turn: TurnHandle } | { row: ResponseRow }> {
-    const { db } = this.deps;
-    const row = await getResponse(db, id);
-    if (!row || row.userId !== req.userId || row.threadId !== threadId) throw new ThreadNotFound(threadId);
-    if (row.status !== "completed") return { row };
-    const { input, output } = await loadResponseItems(db, id);
-    const gate = await getGate(db, threadId);
-    const waiting = gate?.responseId === id && gate.kind !== "external_tool" ? gate.kind : undefined;
-    const usage = { inputTokens: row.inputTokens, outputTokens: row.outputTokens, cachedTokens: row.cachedTokens, reasoningTokens: row.reasoningTokens, costUsd: row.costMicroUsd / 1e6 };
-    const result: TurnResult = { id, threadId, createdAt: row.createdAt, model: row.model, status: "completed", error: null, items: [...input, ...output], output, usage, tools: [], ...(waiting ? { waiting } : {}) };
-    return { result, turn: { id, threadId, createdAt: row.createdAt, input } };
-  }
-
-  /**
-   * Where a stopped turn goes on from: what it produced, and the call it was running. An
-   * answer the stop cut off mid-sentence is taken out of the thread: it is asked for again.
-   */
-  async #recovering(id: string, threadId: string): Promise<Recovering> {
-    const { output } = await loadResponseItems(this.deps.db, id);
-    const last = output.at(-1);
-    if (last?.type === "message" && last.role === "assistant" && last.status === "incomplete") {
-      await deleteItem(this.deps.db, threadId, last.id);
-      output.pop();
-    }
-    return { output, ...resumeCalls(output, this.deps.tools) };
   }
 
   /**
