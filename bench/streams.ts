@@ -12,7 +12,8 @@
 // front of the LLM takes of the target on this machine.
 // Then the same N arriving evenly over a second (`BENCH_STREAMS_RAMP_MS`), as turns come
 // when a thousand streams are open because users keep starting them: the LLM alone first
-// (its streams kept to the end, as the service's are), then the service.
+// (its streams kept to the end, as the service's are), then the service. Last, the N posted
+// at once again, to a service whose code is compiled by then.
 import { spawn } from "bun";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -143,6 +144,15 @@ async function main() {
   await svcRamp.ended;
   clearInterval(rampSampler);
 
+  // the same N posted at once again, a few seconds after the arrivals' streams ended: the
+  // service has run 2N turns by then, so its code is compiled (the first burst's ran after a
+  // warm-up of 20 turns, as after a start)
+  await Bun.sleep(3_000);
+  const againCpuBefore = cpuMs(svc.pid);
+  const again = await burst(N, `${base}/api/v1/responses`, turn, "response.output_text.delta", true);
+  const againStartCpu = cpuMs(svc.pid) - againCpuBefore;
+  await again.ended;
+
   const ms = (x: number) => `${Math.round(x)} ms`;
   const pause = (p: Pauses) => `${ms(p.max_held_ms_5s)} (${ms(p.max_pause_ms_5s)})`;
   const mb = (x: number) => `${Math.round(x)} MB`;
@@ -171,7 +181,15 @@ The same ${N} streamed turns arriving evenly over ${RAMP_MS} ms, each kept to it
 | first text delta, p50 | ${ms(pct(svcRamp.first, 50))} | ${ms(pct(llmRamp.first, 50))} | |
 | first text delta, p99 | ${ms(pct(svcRamp.first, 99))} | ${ms(pct(llmRamp.first, 99))} | ≤ 250 ms |
 | longest event-loop pause, the arrivals included | ${pause(rampPause)} | | ≤ 20 ms |
-| RSS at the peak | ${mb(rampPeak)} | | < 300 MB |`);
+| RSS at the peak | ${mb(rampPeak)} | | < 300 MB |
+
+The same ${N} posted at once again, 3 s after the arrivals' streams ended (the service's code compiled by then):
+
+| figure | service | the scripted LLM's own (the first burst) | target |
+|---|---|---|---|
+| first text delta, p50 | ${ms(pct(again.first, 50))} | ${ms(pct(llmFirst, 50))} | |
+| first text delta, p99 | ${ms(pct(again.first, 99))} | ${ms(pct(llmFirst, 99))} | ≤ 250 ms |
+| CPU time per turn until the last first delta | ${(againStartCpu / N).toFixed(2)} ms | | |`);
 
   svc.kill("SIGTERM");
   await svc.exited;
