@@ -42,7 +42,8 @@ const MANY_STREAMS = 64;
  * Quiet ticks before the compiled code is dropped. Dropped, it is compiled anew as turns come:
  * a burst of 1,000 streamed turns a few seconds after others took about twice the CPU a turn
  * to start (0.34–0.48 ms against 0.18–0.25 ms), and the first turn after a pause 7 ms instead
- * of 3 (docs/performance.md). Kept, RSS at rest is about 16 MB higher, for this minute.
+ * of 3 (docs/performance.md). Kept, RSS at rest is 12–16 MB higher after many turns, for
+ * this minute.
  */
 const SHRINK_AFTER_QUIET_TICKS = 60;
 
@@ -55,7 +56,7 @@ const SHRINK_AFTER_QUIET_TICKS = 60;
  * 50–130 ms once a second with 1,000 streams). On the first quiet tick after work it collects
  * fully with mimalloc's collection too and hands back the binary's own pages read since
  * (about 17 MB after start: src/embedded-pages.ts); after a minute of quiet it asks
- * JavaScriptCore to shrink its heap and drop its compiled code (about 16 MB after a burst).
+ * JavaScriptCore to shrink its heap and drop its compiled code (12–16 MB after many turns).
  * Nothing waits on the event loop then. It costs nothing while the service stays idle.
  */
 export function startMemorySteward(
