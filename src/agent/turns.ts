@@ -177,10 +177,8 @@ export class Agent {
    */
   async compact(userId: string, threadId: string, signal: AbortSignal): Promise<CompactionItem | undefined> {
     return this.withThread(threadId, async () => {
-      const thread = await ownThread(this.deps.db, userId, threadId);
-      if (!thread) throw new ThreadNotFound(threadId);
-      const gate = await getGate(this.deps.db, threadId);
-      const { context } = await this.#context({ userId, messages: [], toolOutputs: [] }, threadId, await this.#threads.load(this.deps.db, thread), gate, undefined);
+      const { rows, gate } = await this.#found(userId, threadId);
+      const { context } = await this.#context({ userId, messages: [], toolOutputs: [] }, threadId, rows, gate, undefined);
       return (await context.compact(signal)).item;
     });
   }
@@ -206,14 +204,22 @@ export class Agent {
 
   /** A request's thread and input as a turn would find them, read only: no lock, no gate checked. */
   async #view(req: ViewRequest) {
-    const { db } = this.deps;
     if (!req.threadId) return this.#context(req, newUuid(), undefined, undefined, undefined, undefined, false);
-    const thread = await ownThread(db, req.userId, req.threadId);
-    const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
-    if (!thread || previousGone) throw new ThreadNotFound(req.threadId);
-    const gate = await getGate(db, thread.id);
-    const tools = thread.tools ?? undefined;
-    return this.#context(req, thread.id, await this.#threads.load(db, thread), gate, tools, undefined, false);
+    const { rows, gate, tools } = await this.#found(req.userId, req.threadId, req.previousResponseId);
+    return this.#context(req, req.threadId, rows, gate, tools, undefined, false);
+  }
+
+  /**
+   * The user's thread as a turn finds it: its stored context, its gate and the caller's tools
+   * it keeps. ThreadNotFound when it is not theirs, or when the previous response named is gone.
+   */
+  async #found(userId: string, threadId: string, previousResponseId?: string) {
+    const { db } = this.deps;
+    const thread = await ownThread(db, userId, threadId);
+    const previousGone = previousResponseId !== undefined && !(await findResponse(db, previousResponseId, userId));
+    if (!thread || previousGone) throw new ThreadNotFound(threadId);
+    const gate = await getGate(db, threadId);
+    return { rows: await this.#threads.load(db, thread), gate, tools: thread.tools ?? undefined };
   }
 
   /**
@@ -257,20 +263,15 @@ export class Agent {
 
   /** The thread as the request finds it, checked: its gate lets the request through. */
   async #prepare(req: TurnRequest, threadId: string, deadline: number | undefined): Promise<Prepared> {
-    const { db } = this.deps;
     const view = { ...req, ...inputItems(req.input) };
     if (!req.threadId) {
       // a new thread has no gate: a function_call_output on it answers nothing (400)
       checkResume(req.input, undefined, this.deps.gateUrl(threadId));
       return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(view, threadId, undefined, undefined, undefined, deadline)) };
     }
-    const thread = await ownThread(db, req.userId, threadId);
-    const previousGone = req.previousResponseId !== undefined && !(await findResponse(db, req.previousResponseId, req.userId));
-    if (!thread || previousGone) throw new ThreadNotFound(threadId);
-    const gate = await getGate(db, threadId);
+    const { rows, gate, tools } = await this.#found(req.userId, threadId, req.previousResponseId);
     checkResume(req.input, gate, this.deps.gateUrl(threadId));
-    const tools = thread.tools ?? undefined;
-    return { isNew: false, gate, tools, ...(await this.#context(view, threadId, await this.#threads.load(db, thread), gate, tools, deadline)) };
+    return { isNew: false, gate, tools, ...(await this.#context(view, threadId, rows, gate, tools, deadline)) };
   }
 
   /**
