@@ -151,12 +151,19 @@ class Connection {
   exchange(method: string, head: string, body: string | Uint8Array | undefined, bytes: number, signal: AbortSignal | undefined): Promise<Response> {
     this.#socket.timeout(0);
     this.#socket.ref();
-    return new Promise<Response>((resolve, reject) => {
-      const exchange: Exchange = { method, signal, resolve, reject, gotBytes: false, onAbort: () => this.#fail(signal!.reason) };
-      this.#exchange = exchange;
-      signal?.addEventListener("abort", exchange.onAbort, { once: true });
-      this.#write(typeof body === "string" ? head + body : body ? Buffer.concat([Buffer.from(head), body]) : head, bytes);
-    });
+    const { promise, resolve, reject } = Promise.withResolvers<Response>();
+    // No closure made here may see `head` or `body`: the exchange (and its `onAbort`) lives as
+    // long as the answer streams, and the request's text would live with it (a model step's
+    // whole context, 9 KB a stream for a short turn; docs/performance.md).
+    const exchange: Exchange = { method, signal, resolve, reject, gotBytes: false, onAbort: this.#abortOn(signal) };
+    this.#exchange = exchange;
+    signal?.addEventListener("abort", exchange.onAbort, { once: true });
+    this.#write(typeof body === "string" ? head + body : body ? Buffer.concat([Buffer.from(head), body]) : head, bytes);
+    return promise;
+  }
+
+  #abortOn(signal: AbortSignal | undefined): () => void {
+    return () => this.#fail(signal!.reason);
   }
 
   /** Writes `data` (`bytes` long); what the socket does not take now goes when it drains. */

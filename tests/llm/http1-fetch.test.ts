@@ -2,6 +2,7 @@
 // send exactly the bytes each case needs: split anywhere, kept alive or closed, cut short.
 import { afterAll, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
+import { heapStats } from "bun:jsc";
 import { gzipSync } from "node:zlib";
 import { http1Fetch } from "../../src/llm/http1-fetch";
 import { openAiLlm } from "../../src/llm/openai";
@@ -309,4 +310,47 @@ test("an answer that comes before the request's body was all written leaves that
   expect(await response.text()).toBe("too big!");
   await http1Fetch(url, { method: "POST", body: "small" }).then((r) => r.text());
   expect(seen.connections).toBe(2);
+});
+
+test("a request's body is not kept while its answer streams", async () => {
+  // a server that keeps nothing of what it reads: once a request's head and body are in, it
+  // answers with a head and a first event, and the stream stays open until the reader lets go
+  const answer = `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunked(sse("hi")).slice(0, -5)}`;
+  const listener = Bun.listen<{ head: string; left: number }>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open: (s) => void (s.data = { head: "", left: -1 }),
+      data(s, data) {
+        let bytes = data.byteLength;
+        if (s.data.left < 0) {
+          s.data.head += data.toString("latin1");
+          const end = s.data.head.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          s.data.left = Number(/content-length: (\d+)/i.exec(s.data.head)![1]);
+          bytes = s.data.head.length - end - 4;
+          s.data.head = "";
+        }
+        s.data.left -= bytes;
+        if (s.data.left === 0) s.write(answer);
+      },
+    },
+  });
+  listeners.push(listener as TCPSocketListener<unknown>);
+  const streams = 8;
+  const size = 2 * 1024 * 1024;
+  const open = async (i: number) => {
+    const response = await http1Fetch(`http://127.0.0.1:${listener.port}/v1/chat/completions`, { method: "POST", body: String(i).repeat(size) });
+    const reader = response.body!.getReader();
+    await reader.read();
+    return reader;
+  };
+  Bun.gc(true);
+  const before = heapStats().heapSize;
+  const readers = await Promise.all(Array.from({ length: streams }, (_, i) => open(i)));
+  Bun.gc(true);
+  const held = heapStats().heapSize - before;
+  await Promise.all(readers.map((r) => r.cancel()));
+  // 16 MB of bodies; what each stream keeps without them is a few KB
+  expect(held).toBeLessThan((streams * size) / 4);
 });
