@@ -43,7 +43,9 @@ const MANY_STREAMS = 64;
  * a burst of 1,000 streamed turns a few seconds after others took about twice the CPU a turn
  * to start (0.34–0.48 ms against 0.18–0.25 ms), and the first turn after a pause 7 ms instead
  * of 3 (docs/performance.md). Kept, RSS at rest is 12–16 MB higher after many turns, for
- * this minute.
+ * this minute. JavaScriptCore's own code ageing lets the optimised code go at about the same
+ * time without it (after 45–65 s of quiet, measured), so keeping the code longer would take
+ * one of its options too (docs/performance.md).
  */
 const SHRINK_AFTER_QUIET_TICKS = 60;
 
