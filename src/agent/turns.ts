@@ -211,14 +211,16 @@ export class Agent {
 
   /**
    * The user's thread as a turn finds it: its stored context, its gate and the caller's tools
-   * it keeps. ThreadNotFound when it is not theirs, or when the previous response named is gone.
+   * it keeps. ThreadNotFound when it is not theirs, or when the previous response named is gone;
+   * `admit` may refuse the request at the gate before the stored context is read.
    */
-  async #found(userId: string, threadId: string, previousResponseId?: string) {
+  async #found(userId: string, threadId: string, previousResponseId?: string, admit?: (gate: Gate | undefined) => void) {
     const { db } = this.deps;
     const thread = await ownThread(db, userId, threadId);
     const previousGone = previousResponseId !== undefined && !(await findResponse(db, previousResponseId, userId));
     if (!thread || previousGone) throw new ThreadNotFound(threadId);
     const gate = await getGate(db, threadId);
+    admit?.(gate);
     return { rows: await this.#threads.load(db, thread), gate, tools: thread.tools ?? undefined };
   }
 
@@ -269,8 +271,8 @@ export class Agent {
       checkResume(req.input, undefined, this.deps.gateUrl(threadId));
       return { isNew: true, gate: undefined, tools: undefined, ...(await this.#context(view, threadId, undefined, undefined, undefined, deadline)) };
     }
-    const { rows, gate, tools } = await this.#found(req.userId, threadId, req.previousResponseId);
-    checkResume(req.input, gate, this.deps.gateUrl(threadId));
+    const admit = (gate: Gate | undefined) => checkResume(req.input, gate, this.deps.gateUrl(threadId));
+    const { rows, gate, tools } = await this.#found(req.userId, threadId, req.previousResponseId, admit);
     return { isNew: false, gate, tools, ...(await this.#context(view, threadId, rows, gate, tools, deadline)) };
   }
 
